@@ -46,7 +46,12 @@ def eval_command(
         Path | None,
         typer.Option(help="Run directory, resumed if it exists [default: runs/<model>-<config hash>]."),
     ] = None,
-    backend: Annotated[str, typer.Option(help="Model backend: hf (transformers).")] = "hf",
+    backend: Annotated[
+        str, typer.Option(help="hf (transformers), vllm (offline engine) or openai (a server at --base-url).")
+    ] = "hf",
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")
+    ] = None,
     n: Annotated[int | None, typer.Option(help="Samples per item (default: the benchmark's).")] = None,
     temperature: Annotated[float | None, typer.Option(help="0 means greedy.")] = None,
     top_p: Annotated[float | None, typer.Option()] = None,
@@ -61,6 +66,23 @@ def eval_command(
     system_prompt: Annotated[str | None, typer.Option()] = None,
     revision: Annotated[str | None, typer.Option(help="Model revision on the Hub.")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Generation batch size (hf).")] = None,
+    dtype: Annotated[str, typer.Option(help="Weights dtype (hf, vllm): auto, bfloat16, float32...")] = "auto",
+    tensor_parallel_size: Annotated[int, typer.Option(help="GPUs per vLLM engine.")] = 1,
+    data_parallel_size: Annotated[
+        int, typer.Option(help="Engines (hf, vllm), each on its own GPUs and share of the items.")
+    ] = 1,
+    max_model_len: Annotated[int | None, typer.Option(help="vLLM context length.")] = None,
+    gpu_memory_utilization: Annotated[
+        float | None, typer.Option(help="vLLM memory share [default: 0.9 on GPU, 0.2 of RAM on CPU].")
+    ] = None,
+    prefix_caching: Annotated[bool, typer.Option(help="vLLM prefix caching.")] = True,
+    enforce_eager: Annotated[
+        bool, typer.Option(help="vLLM without graph compilation: faster start, slower decoding.")
+    ] = False,
+    api: Annotated[str, typer.Option(help="openai endpoint: chat or completions.")] = "chat",
+    concurrency: Annotated[int, typer.Option(help="openai: requests in flight.")] = 32,
+    max_retries: Annotated[int, typer.Option(help="openai: retries on 429, 5xx and timeouts.")] = 5,
+    request_timeout: Annotated[float, typer.Option(help="openai: seconds per request.")] = 600.0,
     score_timeout: Annotated[
         float | None, typer.Option(help="Seconds per scorer call before it is killed.")
     ] = None,
@@ -78,6 +100,7 @@ def eval_command(
         model=model,
         out=out,
         backend=backend,
+        base_url=base_url,
         n=n,
         temperature=temperature,
         top_p=top_p,
@@ -90,6 +113,17 @@ def eval_command(
         system_prompt=system_prompt,
         revision=revision,
         batch_size=batch_size,
+        dtype=dtype,
+        tensor_parallel_size=tensor_parallel_size,
+        data_parallel_size=data_parallel_size,
+        max_model_len=max_model_len,
+        gpu_memory_utilization=gpu_memory_utilization,
+        prefix_caching=prefix_caching,
+        enforce_eager=enforce_eager,
+        api=api,
+        concurrency=concurrency,
+        max_retries=max_retries,
+        request_timeout=request_timeout,
         score_timeout=score_timeout,
         score_workers=score_workers,
     )

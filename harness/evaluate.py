@@ -10,6 +10,7 @@ from typing import Any
 
 from benchmarks import get_benchmark
 from harness import HarnessError
+from harness.parallel import generate_sharded
 from harness.pipeline import completion_record, score_run
 from harness.progress import console, progress_bar
 from harness.runinfo import machine, packages, stable_hash
@@ -34,15 +35,33 @@ class EvalConfig:
     prompt_template: str | None = None  # "{problem}" is replaced by the problem text
     system_prompt: str | None = None
     revision: str | None = None
-    batch_size: int | None = None
+    batch_size: int | None = None  # hf
+    dtype: str = "auto"  # hf, vllm
+    tensor_parallel_size: int = 1  # vllm: GPUs per engine
+    data_parallel_size: int = 1  # hf, vllm: engines, each on its own share of the items
+    max_model_len: int | None = None  # vllm
+    gpu_memory_utilization: float | None = None  # vllm
+    prefix_caching: bool = True  # vllm
+    enforce_eager: bool = False  # vllm: skip graph compilation (faster start, slower decoding)
+    base_url: str | None = None  # openai
+    api: str = "chat"  # openai: chat or completions endpoint
+    concurrency: int = 32  # openai: requests in flight
+    max_retries: int = 5  # openai
+    request_timeout: float = 600.0  # openai: seconds per request
     score_timeout: float | None = None
     score_workers: int | None = None
 
 
 def derive_seed(run_seed: int, benchmark: str, item_id: str, sample_idx: int) -> int:
-    """seed = H(run_seed, benchmark, item_id, sample_idx): distinct, reproducible, resumable (63 bits)."""
-    key = f"{run_seed}\x1f{benchmark}\x1f{item_id}\x1f{sample_idx}".encode()
-    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1
+    """seed = H(run_seed, benchmark, item_id) + sample_idx: distinct, reproducible and resumable.
+
+    An item's samples get consecutive seeds, which is what vLLM gives the children of one request
+    with `n` samples (child i of a request seeded s is seeded s + i). So the `n` samples of an item
+    can go out as one request (or any run of them, on resume) and still carry their own seeds.
+    The hash keeps 62 bits so seeds stay below 2**63.
+    """
+    key = f"{run_seed}\x1f{benchmark}\x1f{item_id}".encode()
+    return (int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 2) + sample_idx
 
 
 def messages_for(item: Item, template: str, system_prompt: str | None) -> tuple[dict[str, str], ...]:
@@ -95,6 +114,7 @@ def plan(cfg: EvalConfig) -> Plan:
         "model": cfg.model,
         "revision": cfg.revision,
         "backend": cfg.backend,
+        "dtype": cfg.dtype,
         "seed": cfg.seed,
         "limit": cfg.limit,
         "sampling": sampling,
@@ -114,12 +134,52 @@ def plan(cfg: EvalConfig) -> Plan:
     return Plan(requests=requests, run_info=run_info)
 
 
+BACKENDS = ("hf", "vllm", "openai")
+
+
+def check_backend_options(cfg: EvalConfig) -> None:
+    """Refuse option combinations that would be silently ignored."""
+    if cfg.backend not in BACKENDS:
+        raise HarnessError(f"unknown backend {cfg.backend!r}; available: {', '.join(BACKENDS)}")
+    if (cfg.backend == "openai") != (cfg.base_url is not None):
+        raise HarnessError("--base-url goes with --backend openai, and --backend openai needs --base-url")
+    if cfg.backend == "openai" and cfg.data_parallel_size != 1:
+        raise HarnessError("--data-parallel-size is for local engines; for a server, raise --concurrency")
+    if cfg.backend != "vllm" and cfg.tensor_parallel_size != 1:
+        raise HarnessError("--tensor-parallel-size needs --backend vllm")
+    if cfg.data_parallel_size < 1 or cfg.tensor_parallel_size < 1 or cfg.concurrency < 1:
+        raise HarnessError("parallel sizes and --concurrency must be at least 1")
+
+
 def make_backend(cfg: EvalConfig):
     if cfg.backend == "hf":
         from harness.backends.hf import HFBackend
 
-        return HFBackend(cfg.model, revision=cfg.revision, batch_size=cfg.batch_size)
-    raise HarnessError(f"unknown backend {cfg.backend!r}; available: hf")
+        return HFBackend(cfg.model, revision=cfg.revision, dtype=cfg.dtype, batch_size=cfg.batch_size)
+    if cfg.backend == "vllm":
+        from harness.backends.vllm import VLLMBackend
+
+        return VLLMBackend(
+            cfg.model,
+            revision=cfg.revision,
+            dtype=cfg.dtype,
+            tensor_parallel_size=cfg.tensor_parallel_size,
+            max_model_len=cfg.max_model_len,
+            gpu_memory_utilization=cfg.gpu_memory_utilization,
+            enable_prefix_caching=cfg.prefix_caching,
+            enforce_eager=cfg.enforce_eager,
+        )
+    from harness.backends.openai import OpenAIBackend
+
+    return OpenAIBackend(
+        cfg.model,
+        cfg.base_url,
+        api=cfg.api,
+        revision=cfg.revision,
+        concurrency=cfg.concurrency,
+        timeout=cfg.request_timeout,
+        max_retries=cfg.max_retries,
+    )
 
 
 def check_context(backend, requests: list[Request]) -> None:
@@ -141,6 +201,15 @@ def check_context(backend, requests: list[Request]) -> None:
             )
 
 
+def record_engine(run: RunDir, engine: dict[str, Any]) -> None:
+    """Keep the engine that started the run in run.json; later sessions add theirs if it differs."""
+    info = run.read_json(RUN)
+    if "engine" not in info:
+        run.write_json(RUN, {**info, "engine": engine})
+    elif engine != info["engine"] and engine not in info.get("resumed_with", []):
+        run.write_json(RUN, {**info, "resumed_with": [*info.get("resumed_with", []), engine]})
+
+
 def default_out(model: str, config_hash: str) -> Path:
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(model.rstrip("/")).name) or "model"
     return Path("runs") / f"{name}-{config_hash[:10]}"
@@ -151,6 +220,7 @@ def run_eval(cfg: EvalConfig) -> tuple[Path, dict]:
 
     Returns the run directory and results.json's content.
     """
+    check_backend_options(cfg)
     p = plan(cfg)
     out = cfg.out or default_out(cfg.model, p.run_info["config_hash"])
     run = RunDir(out)
@@ -162,14 +232,21 @@ def run_eval(cfg: EvalConfig) -> tuple[Path, dict]:
             f"resuming {out}: {len(p.requests) - len(pending)}/{len(p.requests)} samples already generated"
         )
     if pending:
-        backend = make_backend(cfg)
-        check_context(backend, pending)
-        info = run.read_json(RUN)
-        if "engine" not in info:
-            run.write_json(RUN, {**info, "engine": backend.describe()})
         with progress_bar() as bar:
             task = bar.add_task("generating", total=len(pending))
-            for batch in backend.generate(pending):
-                run.append(GENERATIONS, [completion_record(c) for c in batch])
-                bar.advance(task, len(batch))
+            if cfg.data_parallel_size > 1:
+                generate_sharded(
+                    cfg,
+                    pending,
+                    out,
+                    on_engine=lambda engine: record_engine(run, engine),
+                    on_done=lambda done: bar.advance(task, done),
+                )
+            else:
+                backend = make_backend(cfg)
+                check_context(backend, pending)
+                record_engine(run, backend.describe())
+                for batch in backend.generate(pending):
+                    run.append(GENERATIONS, [completion_record(c) for c in batch])
+                    bar.advance(task, len(batch))
     return out, score_run(run, timeout=cfg.score_timeout, workers=cfg.score_workers)

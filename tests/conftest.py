@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")  # before anything imports huggingface_hub
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("HARNESS_TEST_DATA", REPO.parent / "shared" / "data"))
 

@@ -7,14 +7,13 @@ tokens therefore depend only on its seed and its logits, not on its neighbours i
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from importlib.metadata import version
 from itertools import groupby
-from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.backends.chat import ChatPrompt, load_error, prompt_hash
 from harness.thinking import prompt_opens_think
 from harness.types import Completion, Request
 
@@ -53,26 +52,21 @@ class HFBackend:
         self, model: str, *, revision: str | None = None, dtype: str = "auto", batch_size: int | None = None
     ):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
         self.model_name, self.revision = model, revision
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         if dtype == "auto":
             dtype = "bfloat16" if self.device == "cuda" else "float32"
         self.dtype = dtype
+        self.chat = ChatPrompt(model, revision)
+        self.tokenizer = self.chat.tokenizer
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
             self.model = AutoModelForCausalLM.from_pretrained(
                 model, revision=revision, dtype=getattr(torch, dtype)
             )
         except Exception as e:
-            hint = "" if Path(model).exists() else " (not a local folder; offline, the Hub cannot be reached)"
-            reason = str(e).splitlines()[0] if str(e) else ""
-            raise HarnessError(
-                f"cannot load model {model!r}{hint}: {type(e).__name__}: {reason}\n"
-                f"Pass --model with a local Hugging Face model folder or a cached Hub id "
-                f"(offline, also --data-dir with local benchmark files)."
-            ) from None
+            raise load_error(model, e) from None
         self.model.to(self.device).eval()
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
@@ -97,7 +91,7 @@ class HFBackend:
             "dtype": self.dtype,
             "device": self.device,
             "batch_size": self.batch_size,
-            "chat_template_sha256": hashlib.sha256((self.tokenizer.chat_template or "").encode()).hexdigest(),
+            "chat_template_sha256": self.chat.template_sha256,
             "transformers": version("transformers"),
             "torch": version("torch"),
         }
@@ -105,16 +99,8 @@ class HFBackend:
     def context_length(self) -> int | None:
         return getattr(self.model.config, "max_position_embeddings", None)
 
-    def render(self, messages: Sequence[dict[str, str]]) -> str:
-        if not self.tokenizer.chat_template:
-            raise HarnessError(f"model {self.model_name!r} has no chat template")
-        return self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
-
     def prompt_tokens(self, messages: Sequence[dict[str, str]]) -> int:
-        return len(self._encode(self.render(messages)))
-
-    def _encode(self, prompt: str) -> list[int]:
-        return self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        return self.chat.count(messages)
 
     def generate(self, requests: Sequence[Request]) -> Iterator[list[Completion]]:
         """Consecutive requests with the same sampling settings, in batches of `batch_size`."""
@@ -128,7 +114,7 @@ class HFBackend:
         from transformers import GenerationConfig, LogitsProcessorList
 
         temperature, top_p, max_tokens = batch[0].temperature, batch[0].top_p, batch[0].max_tokens
-        prompts = [self.render(r.messages) for r in batch]
+        prompts = [self.chat.render(r.messages) for r in batch]
         encoded = self.tokenizer(prompts, add_special_tokens=False, padding=True, return_tensors="pt").to(
             self.device
         )
@@ -157,10 +143,11 @@ class HFBackend:
         kept = tokens[:stop] if stop is not None else tokens[:max_tokens]
         return Completion(
             request=request,
-            text=self.tokenizer.decode(kept, skip_special_tokens=True),
+            # a half character left at the end is dropped, as vLLM's detokenizer does
+            text=self.tokenizer.decode(kept, skip_special_tokens=True).rstrip("\ufffd"),
             prompt_tokens=int(prompt_len),
             completion_tokens=len(kept) + (1 if stop is not None else 0),
             finish_reason="stop" if stop is not None else "length",
-            prompt_hash=hashlib.sha256(prompt.encode()).hexdigest(),
+            prompt_hash=prompt_hash(prompt),
             think_opened=prompt_opens_think(prompt),
         )

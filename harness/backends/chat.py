@@ -1,0 +1,53 @@
+"""A model's tokenizer and chat template: render messages into the prompt every backend sends."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness import HarnessError
+
+
+def load_error(model: str, error: Exception) -> HarnessError:
+    """A clear message for a model (or tokenizer) that cannot be loaded."""
+    hint = "" if Path(model).exists() else " (not a local folder; offline, the Hub cannot be reached)"
+    reason = str(error).splitlines()[0] if str(error) else ""
+    return HarnessError(
+        f"cannot load model {model!r}{hint}: {type(error).__name__}: {reason}\n"
+        f"Pass --model with a local Hugging Face model folder or a cached Hub id "
+        f"(offline, also --data-dir with local benchmark files)."
+    )
+
+
+def prompt_hash(prompt: str) -> str:
+    return hashlib.sha256(prompt.encode()).hexdigest()
+
+
+class ChatPrompt:
+    """Renders chat messages with the model's own template and counts their tokens."""
+
+    def __init__(self, model: str, revision: str | None = None):
+        from transformers import AutoTokenizer
+
+        self.model = model
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
+        except Exception as e:
+            raise load_error(model, e) from None
+        if not self.tokenizer.chat_template:
+            raise HarnessError(f"model {model!r} has no chat template")
+
+    @property
+    def template_sha256(self) -> str:
+        return hashlib.sha256(self.tokenizer.chat_template.encode()).hexdigest()
+
+    def render(self, messages: Sequence[dict[str, str]]) -> str:
+        return self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
+
+    def encode(self, prompt: str) -> list[int]:
+        """Token ids of a rendered prompt; the template already holds any BOS token."""
+        return self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+
+    def count(self, messages: Sequence[dict[str, str]]) -> int:
+        return len(self.encode(self.render(messages)))

@@ -1,0 +1,208 @@
+"""Any OpenAI-compatible server (vLLM, SGLang, hosted APIs) over HTTP.
+
+One HTTP request per sample, each with its own seed, so every server (including those that refuse
+`n > 1`) returns the same samples a local vLLM engine would, and a resumed run asks only for what
+is missing. At most `concurrency` requests are in flight; 429, 5xx, timeouts and broken connections
+are retried with exponential backoff (honouring Retry-After). Other errors stop the run at once.
+Completions that finished before an error are still handed back, so no finished record is lost.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from importlib.metadata import version
+from typing import Any
+
+from harness import HarnessError
+from harness.backends.chat import ChatPrompt, prompt_hash
+from harness.runinfo import stable_hash
+from harness.thinking import THINK_CLOSE, prompt_opens_think
+from harness.types import Completion, Request
+
+RETRYABLE = {408, 409, 425, 429, 500, 502, 503, 504}
+API_KEY_ENV = "OPENAI_API_KEY"
+
+
+class ServerError(HarnessError):
+    """The server refused a request, or stayed unreachable through every retry."""
+
+
+class OpenAIBackend:
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        *,
+        api: str = "chat",
+        revision: str | None = None,
+        concurrency: int = 32,
+        timeout: float = 600.0,
+        max_retries: int = 5,
+        backoff: float = 1.0,
+    ):
+        import httpx
+
+        if api not in ("chat", "completions"):
+            raise HarnessError(f"--api must be chat or completions, not {api!r}")
+        self.model, self.api, self.concurrency = model, api, concurrency
+        self.base_url = base_url.rstrip("/")
+        self.max_retries, self.backoff = max_retries, backoff
+        key = os.environ.get(API_KEY_ENV)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.client = httpx.Client(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
+            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+        )
+        self.chat = self._local_template(model, revision)
+        self.card = self._model_card()
+
+    def _local_template(self, model: str, revision: str | None) -> ChatPrompt | None:
+        """The model's chat template when it can be loaded here; plain completions need it."""
+        try:
+            return ChatPrompt(model, revision)
+        except HarnessError as e:
+            if self.api == "completions":
+                raise HarnessError(f"--api completions renders prompts locally: {e}") from None
+            return None
+
+    def _model_card(self) -> dict[str, Any]:
+        """GET /models: checks the server is up and serves the model (vLLM adds max_model_len)."""
+        listing = self._call("GET", "/models", None)
+        cards = {card.get("id"): card for card in listing.get("data", [])}
+        if self.model not in cards:
+            served = ", ".join(map(str, cards)) or "none"
+            raise ServerError(f"{self.base_url} does not serve model {self.model!r}; it serves: {served}")
+        return cards[self.model]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "base_url": self.base_url,
+            "api": self.api,
+            "concurrency": self.concurrency,
+            "server_model": self.card,
+            "chat_template_sha256": self.chat.template_sha256 if self.chat else None,
+            "httpx": version("httpx"),
+        }
+
+    def context_length(self) -> int | None:
+        return self.card.get("max_model_len")
+
+    def prompt_tokens(self, messages: Sequence[dict[str, str]]) -> int | None:
+        return self.chat.count(messages) if self.chat else None
+
+    def generate(self, requests: Sequence[Request]) -> Iterator[list[Completion]]:
+        """Each completion as soon as it arrives; on a fatal error, drain what is in flight, then raise."""
+        pending = iter(requests)
+        error: Exception | None = None
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="openai") as pool:
+            running: set[Future] = set()
+            while True:
+                while error is None and len(running) < self.concurrency:
+                    request = next(pending, None)
+                    if request is None:
+                        break
+                    running.add(pool.submit(self._complete, request))
+                if not running:
+                    break
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    try:
+                        yield [future.result()]
+                    except Exception as e:
+                        error = error or e
+        if error is not None:
+            raise error
+
+    def _complete(self, request: Request) -> Completion:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "seed": request.seed,
+            "n": 1,
+        }
+        prompt = self.chat.render(request.messages) if self.chat else None
+        if self.api == "chat":
+            body["messages"] = list(request.messages)
+            choice, usage = self._choice("/chat/completions", body)
+            text, opened = joined_reasoning(choice["message"], prompt_opens_think(prompt or ""))
+        else:
+            body["prompt"] = self.chat.encode(prompt)  # token ids: no second BOS, no re-tokenizing
+            choice, usage = self._choice("/completions", body)
+            text, opened = choice.get("text") or "", prompt_opens_think(prompt)
+        return Completion(
+            request=request,
+            text=text,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            finish_reason=choice.get("finish_reason"),
+            prompt_hash=prompt_hash(prompt) if prompt else stable_hash(request.messages),
+            think_opened=opened,
+        )
+
+    def _choice(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        reply = self._call("POST", path, body)
+        try:
+            return reply["choices"][0], reply.get("usage") or {}
+        except (KeyError, IndexError, TypeError):
+            raise ServerError(f"{self.base_url}{path} answered without choices: {str(reply)[:300]}") from None
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        """One API call with retries on rate limits, server errors, timeouts and lost connections."""
+        import httpx
+
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = self.client.request(method, path, json=body)
+            except httpx.TransportError as e:  # timeouts, refused or dropped connections
+                problem, wait_for = f"{type(e).__name__}: {e}", None
+            else:
+                if response.status_code < 400:
+                    return response.json()
+                problem = f"HTTP {response.status_code}: {response.text[:500]}"
+                if response.status_code not in RETRYABLE:
+                    raise ServerError(f"{method} {self.base_url}{path} failed with {problem}")
+                wait_for = retry_after(response.headers.get("retry-after"))
+            if attempt == self.max_retries:
+                break
+            time.sleep(wait_for if wait_for is not None else self._backoff(attempt))
+        raise ServerError(
+            f"{method} {self.base_url}{path} still failing after {self.max_retries} retries: {problem}"
+        )
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.backoff * 2**attempt, 60.0) * random.uniform(0.5, 1.5)
+
+
+def retry_after(header: str | None) -> float | None:
+    """Seconds from a Retry-After header given in seconds (HTTP dates are ignored)."""
+    try:
+        return min(max(float(header), 0.0), 300.0) if header else None
+    except ValueError:
+        return None
+
+
+def joined_reasoning(message: dict[str, Any], think_opened: bool) -> tuple[str, bool]:
+    """A reasoning server returns the thinking apart from the answer; put them back in one text.
+
+    The text becomes "<reasoning></think><answer>" with the think block counted as opened, so the
+    usual split recovers both parts, and a reasoning that never finished stays an unclosed think.
+    """
+    content = message.get("content")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if not reasoning:
+        return content or "", think_opened
+    if content is None:
+        return reasoning, True
+    return f"{reasoning}{THINK_CLOSE}{content}", True

@@ -1,0 +1,166 @@
+"""vLLM's offline engine: all samples of an item in one request, per-sample seeds, prefix caching.
+
+What vLLM guarantees (0.31, V1 engine), and what we rely on:
+
+- A request with `n` samples and seed `s` fans out into `n` child requests seeded `s, s+1, ...,
+  s+n-1`, each exactly like a lone request with that seed. `derive_seed` gives an item's samples
+  consecutive seeds, so samples 3..15 of an item resumed after a crash go out as one request seeded
+  `seed(3)` and come back identical to an uninterrupted run.
+- A seeded request draws its random numbers from its own generator, so which other requests share
+  its batch does not change its draws. The logits themselves can still change in the last bits with
+  batch composition on a GPU; `VLLM_BATCH_INVARIANT=1` makes them batch invariant at some speed cost.
+  On the CPU (and with greedy decoding in float32) we measure identical texts to the hf backend.
+- With prefix caching, the children of a request share the prompt's KV blocks, so the prompt is
+  prefilled once per item and reused by every sample.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from importlib.metadata import version
+from typing import Any
+
+from harness import HarnessError
+from harness.backends.chat import ChatPrompt, load_error, prompt_hash
+from harness.thinking import prompt_opens_think
+from harness.types import Completion, Request
+
+CPU_MEMORY_UTILIZATION = 0.2  # of the machine's RAM; vLLM's GPU default of 0.9 fails on the CPU
+
+
+def sample_runs(requests: Sequence[Request]) -> list[list[Request]]:
+    """Split requests into runs that one vLLM request with `n` samples can generate.
+
+    A run is consecutive samples of one item with the same sampling settings, and consecutive
+    sample indices and seeds: child i of the request then carries exactly its own seed.
+    """
+    runs: list[list[Request]] = []
+    for r in requests:
+        last = runs[-1][-1] if runs else None
+        if (
+            last is not None
+            and (r.benchmark, r.item_id, r.messages) == (last.benchmark, last.item_id, last.messages)
+            and (r.temperature, r.top_p, r.max_tokens) == (last.temperature, last.top_p, last.max_tokens)
+            and r.sample_idx == last.sample_idx + 1
+            and r.seed == last.seed + 1
+        ):
+            runs[-1].append(r)
+        else:
+            runs.append([r])
+    return runs
+
+
+class VLLMBackend:
+    name = "vllm"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        revision: str | None = None,
+        dtype: str = "auto",
+        tensor_parallel_size: int = 1,
+        max_model_len: int | None = None,
+        gpu_memory_utilization: float | None = None,
+        enable_prefix_caching: bool = True,
+        enforce_eager: bool = False,
+    ):
+        import torch
+        from vllm import LLM
+
+        self.model_name, self.revision = model, revision
+        self.chat = ChatPrompt(model, revision)
+        if gpu_memory_utilization is None:
+            gpu_memory_utilization = 0.9 if torch.cuda.is_available() else CPU_MEMORY_UTILIZATION
+        try:
+            self.llm = LLM(
+                model=model,
+                revision=revision,
+                tokenizer_revision=revision,
+                dtype=dtype,
+                tensor_parallel_size=tensor_parallel_size,
+                max_model_len=max_model_len,
+                gpu_memory_utilization=gpu_memory_utilization,
+                enable_prefix_caching=enable_prefix_caching,
+                enforce_eager=enforce_eager,
+            )
+        except Exception as e:
+            raise load_error(model, e) from None
+        config = self.llm.llm_engine.model_config
+        self.settings = {
+            "dtype": str(config.dtype).removeprefix("torch."),
+            "tensor_parallel_size": tensor_parallel_size,
+            "max_model_len": config.max_model_len,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "enable_prefix_caching": enable_prefix_caching,
+            "enforce_eager": enforce_eager,
+        }
+        self.request_ids = itertools.count()
+
+    def describe(self) -> dict[str, Any]:
+        import vllm
+        import vllm.envs
+
+        return {
+            "backend": self.name,
+            "model": self.model_name,
+            "revision": self.revision,
+            **self.settings,
+            "batch_invariant": bool(vllm.envs.VLLM_BATCH_INVARIANT),
+            "chat_template_sha256": self.chat.template_sha256,
+            "vllm": vllm.__version__,
+            "torch": version("torch"),
+        }
+
+    def context_length(self) -> int | None:
+        return self.settings["max_model_len"]
+
+    def prompt_tokens(self, messages: Sequence[dict[str, str]]) -> int:
+        return self.chat.count(messages)
+
+    def generate(self, requests: Sequence[Request]) -> Iterator[list[Completion]]:
+        """Queue every run as one request with `n` samples; yield each run's samples as it finishes."""
+        from vllm import SamplingParams, TokensPrompt
+        from vllm.sampling_params import RequestOutputKind
+
+        engine = self.llm.llm_engine
+        queued = {}
+        for run in sample_runs(requests):
+            prompt = self.chat.render(run[0].messages)
+            params = SamplingParams(
+                n=len(run),
+                seed=run[0].seed,
+                temperature=run[0].temperature,
+                top_p=run[0].top_p,
+                max_tokens=run[0].max_tokens,
+                output_kind=RequestOutputKind.FINAL_ONLY,
+            )
+            request_id = f"harness-{next(self.request_ids)}"
+            engine.add_request(request_id, TokensPrompt(prompt_token_ids=self.chat.encode(prompt)), params)
+            queued[request_id] = (run, prompt)
+        while engine.has_unfinished_requests():
+            for output in engine.step():
+                if output.finished:
+                    run, prompt = queued.pop(output.request_id)
+                    yield self._completions(run, prompt, output)
+        if queued:
+            raise HarnessError(f"vLLM finished without answering {len(queued)} requests")
+
+    def _completions(self, run: list[Request], prompt: str, output) -> list[Completion]:
+        by_index = {sample.index: sample for sample in output.outputs}
+        if sorted(by_index) != list(range(len(run))):
+            raise HarnessError(f"vLLM returned samples {sorted(by_index)} for a request of {len(run)}")
+        opened, digest = prompt_opens_think(prompt), prompt_hash(prompt)
+        return [
+            Completion(
+                request=request,
+                text=by_index[i].text,
+                prompt_tokens=len(output.prompt_token_ids),
+                completion_tokens=len(by_index[i].token_ids),
+                finish_reason=by_index[i].finish_reason,
+                prompt_hash=digest,
+                think_opened=opened,
+            )
+            for i, request in enumerate(run)
+        ]

@@ -1,0 +1,76 @@
+"""A small OpenAI-compatible server on 127.0.0.1 for injecting faults a real server cannot produce
+on demand: rate limits, 5xx bursts, refusals, reasoning fields. Real-server tests live in tests/vllm."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL = "fake/model"
+
+
+def answer(body: dict[str, Any]) -> dict[str, Any]:
+    """A deterministic reply that depends on the seed, in chat or completions shape."""
+    text = f"The answer is \\boxed{{{body['seed'] % 1000}}}"
+    usage = {"prompt_tokens": 11, "completion_tokens": 7}
+    if "messages" in body:
+        return {"choices": [{"message": {"content": text}, "finish_reason": "stop"}], "usage": usage}
+    return {"choices": [{"text": text, "finish_reason": "stop"}], "usage": usage}
+
+
+class FakeOpenAI:
+    """Serves GET /v1/models and POST /v1/chat/completions and /v1/completions.
+
+    `reply(body, count)` returns (status, payload, headers) for the count-th completion request;
+    the default answers every request. Each completion request's body and Authorization header are kept.
+    """
+
+    def __init__(self, reply: Callable[[dict, int], tuple[int, dict, dict]] | None = None):
+        self.reply = reply or (lambda body, count: (200, answer(body), {}))
+        self.bodies: list[dict] = []
+        self.auth: list[str | None] = []
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, payload: dict, headers: dict) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                if self.path == "/v1/models":
+                    self._send(200, {"data": [{"id": MODEL, "max_model_len": 4096}]}, {})
+                else:
+                    self._send(404, {"error": "not found"}, {})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with fake.lock:
+                    fake.bodies.append(body)
+                    fake.auth.append(self.headers.get("Authorization"))
+                    count = len(fake.bodies)
+                self._send(*fake.reply(body, count))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,132 @@
+"""The openai backend against a fault-injecting server: retries, refusals, reasoning, kept records.
+
+The same backend against a real `vllm serve` is tested in tests/vllm.
+"""
+
+import json
+
+import pytest
+from conftest import run_cli
+from fake_openai import MODEL, FakeOpenAI, answer
+
+from harness import HarnessError
+from harness.backends.openai import OpenAIBackend, ServerError, joined_reasoning
+from harness.thinking import split_thinking
+from harness.types import Request
+
+MESSAGES = ({"role": "user", "content": "What is 2 + 2?"},)
+
+
+def requests(count: int) -> list[Request]:
+    return [Request("b", f"i{k}", 0, MESSAGES, 100 + k, 0.6, 0.95, 32) for k in range(count)]
+
+
+def backend(fake: FakeOpenAI, **options) -> OpenAIBackend:
+    return OpenAIBackend(MODEL, fake.base_url, backoff=0.01, **options)
+
+
+def generate(backend: OpenAIBackend, batch: list[Request]) -> dict[str, str]:
+    return {c.request.item_id: c.text for done in backend.generate(batch) for c in done}
+
+
+def test_one_request_per_sample_with_its_seed_and_the_api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI() as fake:
+        texts = generate(backend(fake, concurrency=3), requests(7))
+    assert texts == {f"i{k}": f"The answer is \\boxed{{{100 + k}}}" for k in range(7)}
+    assert sorted(b["seed"] for b in fake.bodies) == list(range(100, 107))
+    body = fake.bodies[0]
+    assert (body["model"], body["n"], body["max_tokens"], body["temperature"], body["top_p"]) == (
+        MODEL, 1, 32, 0.6, 0.95,
+    )  # fmt: skip
+    assert body["messages"] == list(MESSAGES)
+    assert fake.auth == ["Bearer sk-test"] * 7
+
+
+def test_rate_limits_and_server_errors_are_retried():
+    def flaky(body, count):
+        if count == 1:
+            return 429, {"error": "slow down"}, {"Retry-After": "0"}
+        if count in (2, 3):
+            return 503, {"error": "overloaded"}, {}
+        return 200, answer(body), {}
+
+    with FakeOpenAI(flaky) as fake:
+        texts = generate(backend(fake, concurrency=1), requests(2))
+    assert texts == {"i0": "The answer is \\boxed{100}", "i1": "The answer is \\boxed{101}"}
+    assert len(fake.bodies) == 5
+
+
+def test_a_server_that_keeps_failing_stops_with_the_reason():
+    with FakeOpenAI(lambda body, count: (500, {"error": "boom"}, {})) as fake:
+        with pytest.raises(ServerError, match=r"still failing after 2 retries: HTTP 500.*boom"):
+            generate(backend(fake, max_retries=2), requests(1))
+    assert len(fake.bodies) == 3
+
+
+def test_a_refused_request_is_not_retried():
+    with FakeOpenAI(lambda body, count: (400, {"error": "max_tokens is too large"}, {})) as fake:
+        with pytest.raises(ServerError, match="HTTP 400.*max_tokens is too large"):
+            generate(backend(fake), requests(1))
+    assert len(fake.bodies) == 1
+
+
+def test_dead_server_and_wrong_model_are_clear():
+    with FakeOpenAI() as fake:
+        url = fake.base_url
+        with pytest.raises(ServerError, match="does not serve model 'other/model'; it serves: fake/model"):
+            OpenAIBackend("other/model", url)
+    with pytest.raises(ServerError, match="GET .*/models still failing after 1 retries: ConnectError"):
+        OpenAIBackend(MODEL, url, max_retries=1, backoff=0.01)
+
+
+def test_completions_endpoint_needs_the_local_template():
+    with FakeOpenAI() as fake:
+        with pytest.raises(HarnessError, match="--api completions renders prompts locally"):
+            backend(fake, api="completions")
+
+
+def test_reasoning_fields_join_into_one_text():
+    def reasoner(body, count):
+        message = {"reasoning_content": "2 plus 2 is 4.", "content": "\\boxed{4}"}
+        if count == 2:
+            message = {"reasoning": "still thinking", "content": None}  # ran out of tokens
+        return 200, {"choices": [{"message": message, "finish_reason": "stop"}]}, {}
+
+    with FakeOpenAI(reasoner) as fake:
+        done = [c for batch in backend(fake, concurrency=1).generate(requests(2)) for c in batch]
+    first, second = (split_thinking(c.text, c.think_opened) for c in done)
+    assert (first.reasoning, first.answer, first.unclosed_think) == ("2 plus 2 is 4.", "\\boxed{4}", False)
+    assert (second.reasoning, second.answer, second.unclosed_think) == ("still thinking", None, True)
+    assert joined_reasoning({"content": "plain"}, think_opened=False) == ("plain", False)
+
+
+def eval_args(base_url: str, data, out) -> list[str]:
+    return [
+        "eval", "--benchmarks", "aime24", "--limit", "4", "--n", "3", "--model", MODEL, "--backend", "openai",
+        "--base-url", base_url, "--concurrency", "1", "--max-retries", "1", "--data-dir", str(data),
+        "--out", str(out),
+    ]  # fmt: skip
+
+
+def test_failing_server_keeps_finished_records_and_resume_asks_only_for_the_rest(shared_data, tmp_path):
+    out = tmp_path / "run"
+    fails_after_five = lambda body, count: (200, answer(body), {}) if count <= 5 else (503, {}, {})  # noqa: E731
+    with FakeOpenAI(fails_after_five) as fake:
+        done = run_cli(*eval_args(fake.base_url, shared_data, out), check=False)
+    assert done.returncode == 2
+    assert "still failing after 1 retries: HTTP 503" in done.stderr
+    kept = [json.loads(line) for line in (out / "generations.jsonl").read_text().splitlines()]
+    assert len(kept) == 5
+
+    with FakeOpenAI() as healthy:
+        run_cli(*eval_args(healthy.base_url, shared_data, out))
+    asked = {b["seed"] for b in healthy.bodies}
+    assert len(healthy.bodies) == 7 and asked.isdisjoint(g["seed"] for g in kept)
+    final = [json.loads(line) for line in (out / "generations.jsonl").read_text().splitlines()]
+    assert len(final) == 12 and all(
+        g["text"] == f"The answer is \\boxed{{{g['seed'] % 1000}}}" for g in final
+    )
+    info = json.loads((out / "run.json").read_text())
+    assert info["engine"]["backend"] == "openai" and info["engine"]["server_model"]["max_model_len"] == 4096
+    assert json.loads((out / "results.json").read_text())["aime24"]["n_samples"] == 12
