@@ -79,6 +79,7 @@ def eval_command(
     enforce_eager: Annotated[
         bool, typer.Option(help="vLLM without graph compilation: faster start, slower decoding.")
     ] = False,
+    max_num_seqs: Annotated[int | None, typer.Option(help="vLLM: sequences decoded at once.")] = None,
     api: Annotated[str, typer.Option(help="openai endpoint: chat or completions.")] = "chat",
     concurrency: Annotated[int, typer.Option(help="openai: requests in flight.")] = 32,
     max_retries: Annotated[int, typer.Option(help="openai: retries on 429, 5xx and timeouts.")] = 5,
@@ -120,6 +121,7 @@ def eval_command(
         gpu_memory_utilization=gpu_memory_utilization,
         prefix_caching=prefix_caching,
         enforce_eager=enforce_eager,
+        max_num_seqs=max_num_seqs,
         api=api,
         concurrency=concurrency,
         max_retries=max_retries,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ class EvalConfig:
     gpu_memory_utilization: float | None = None  # vllm
     prefix_caching: bool = True  # vllm
     enforce_eager: bool = False  # vllm: skip graph compilation (faster start, slower decoding)
+    max_num_seqs: int | None = None  # vllm: sequences decoded at once
     base_url: str | None = None  # openai
     api: str = "chat"  # openai: chat or completions endpoint
     concurrency: int = 32  # openai: requests in flight
@@ -168,6 +170,7 @@ def make_backend(cfg: EvalConfig):
             gpu_memory_utilization=cfg.gpu_memory_utilization,
             enable_prefix_caching=cfg.prefix_caching,
             enforce_eager=cfg.enforce_eager,
+            max_num_seqs=cfg.max_num_seqs,
         )
     from harness.backends.openai import OpenAIBackend
 
@@ -199,6 +202,25 @@ def check_context(backend, requests: list[Request]) -> None:
                 f"= {prompt + r.max_tokens} exceeds the model's context of {limit} tokens; "
                 f"lower --max-tokens to at most {limit - prompt}"
             )
+
+
+def generate_into(
+    run: RunDir,
+    backend,
+    requests: list[Request],
+    *,
+    on_engine: Callable[[dict[str, Any]], None],
+    on_done: Callable[[int], None],
+) -> None:
+    """Check the context, then append each batch of completions to the run as it arrives."""
+    try:
+        check_context(backend, requests)
+        on_engine(backend.describe())
+        for batch in backend.generate(requests):
+            run.append(GENERATIONS, [completion_record(c) for c in batch])
+            on_done(len(batch))
+    finally:
+        backend.close()
 
 
 def record_engine(run: RunDir, engine: dict[str, Any]) -> None:
@@ -243,10 +265,11 @@ def run_eval(cfg: EvalConfig) -> tuple[Path, dict]:
                     on_done=lambda done: bar.advance(task, done),
                 )
             else:
-                backend = make_backend(cfg)
-                check_context(backend, pending)
-                record_engine(run, backend.describe())
-                for batch in backend.generate(pending):
-                    run.append(GENERATIONS, [completion_record(c) for c in batch])
-                    bar.advance(task, len(batch))
+                generate_into(
+                    run,
+                    make_backend(cfg),
+                    pending,
+                    on_engine=lambda engine: record_engine(run, engine),
+                    on_done=lambda done: bar.advance(task, done),
+                )
     return out, score_run(run, timeout=cfg.score_timeout, workers=cfg.score_workers)

@@ -14,7 +14,7 @@ import multiprocessing
 import os
 import queue
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,38 +33,64 @@ def deal(requests: Sequence[Request], shards: int) -> list[list[Request]]:
     return dealt
 
 
-def device_groups(shards: int, per_shard: int) -> list[list[str]] | None:
-    """Disjoint GPU groups of `per_shard` devices, from CUDA_VISIBLE_DEVICES or all GPUs; None on CPU."""
+@dataclass(frozen=True)
+class Placement:
+    """Where one shard runs: its GPUs, or on a CPU-only machine its own cores."""
+
+    label: str
+    env: dict[str, str]
+    cpus: list[int] | None = None
+
+
+def placements(shards: int, per_shard: int) -> list[Placement]:
+    """Disjoint GPU groups of `per_shard` devices (from CUDA_VISIBLE_DEVICES or all GPUs); on a
+    CPU-only machine, disjoint core sets, because engines whose threads share cores stall each other."""
     import torch
 
-    if not torch.cuda.is_available():
-        return None
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    devices = visible.split(",") if visible else [str(i) for i in range(torch.cuda.device_count())]
-    if len(devices) < shards * per_shard:
+    if torch.cuda.is_available():
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        devices = visible.split(",") if visible else [str(i) for i in range(torch.cuda.device_count())]
+        if len(devices) < shards * per_shard:
+            raise HarnessError(
+                f"--data-parallel-size {shards} x --tensor-parallel-size {per_shard} needs "
+                f"{shards * per_shard} GPUs; {len(devices)} are visible"
+            )
+        groups = [devices[k * per_shard : (k + 1) * per_shard] for k in range(shards)]
+        return [Placement(f"GPUs {','.join(g)}", {"CUDA_VISIBLE_DEVICES": ",".join(g)}) for g in groups]
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < shards * per_shard:
         raise HarnessError(
-            f"--data-parallel-size {shards} x --tensor-parallel-size {per_shard} needs "
-            f"{shards * per_shard} GPUs; {len(devices)} are visible"
+            f"{shards * per_shard} engine workers need as many CPU cores; {len(cores)} are free"
         )
-    return [devices[k * per_shard : (k + 1) * per_shard] for k in range(shards)]
+    size = len(cores) // shards
+    result = []
+    for k in range(shards):
+        mine = cores[k * size : (k + 1) * size]
+        ranks = [
+            mine[r * len(mine) // per_shard : (r + 1) * len(mine) // per_shard] for r in range(per_shard)
+        ]
+        binding = "|".join(",".join(map(str, rank)) for rank in ranks)  # vLLM: one core list per worker
+        env = {"VLLM_CPU_OMP_THREADS_BIND": binding, "OMP_NUM_THREADS": str(len(mine))}
+        result.append(Placement(f"CPUs {','.join(map(str, mine))}", env, mine))
+    return result
 
 
-def _shard(cfg, k: int, requests: list[Request], run_dir: Path, devices: list[str] | None, messages) -> None:
+def _shard(cfg, k: int, requests: list[Request], run_dir: Path, place: Placement, messages) -> None:
     """A shard's process: its own engine on its own devices, appending to the shared run directory."""
-    if devices is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(devices)
-    from harness.evaluate import check_context, make_backend
-    from harness.pipeline import completion_record
-    from harness.store import GENERATIONS, RunDir
+    os.environ.update(place.env)
+    if place.cpus is not None:
+        os.sched_setaffinity(0, place.cpus)
+    from harness.evaluate import generate_into, make_backend
+    from harness.store import RunDir
 
     try:
-        backend = make_backend(cfg)
-        check_context(backend, requests)
-        messages.put(("engine", k, backend.describe()))
-        run = RunDir(run_dir)
-        for batch in backend.generate(requests):
-            run.append(GENERATIONS, [completion_record(c) for c in batch])
-            messages.put(("done", k, len(batch)))
+        generate_into(
+            RunDir(run_dir),
+            make_backend(cfg),
+            requests,
+            on_engine=lambda engine: messages.put(("engine", k, engine)),
+            on_done=lambda done: messages.put(("done", k, done)),
+        )
     except BaseException as e:
         messages.put(("error", k, f"{type(e).__name__}: {e}"))
         raise SystemExit(1) from None
@@ -80,18 +106,18 @@ def generate_sharded(
 ) -> None:
     """Run `cfg.data_parallel_size` shards to the end; raise one report for every shard that failed."""
     shards = cfg.data_parallel_size
-    groups = device_groups(shards, cfg.tensor_parallel_size) or [None] * shards
+    places = placements(shards, cfg.tensor_parallel_size)
     context = multiprocessing.get_context("spawn")
     messages = context.Queue()
     one_engine = replace(cfg, data_parallel_size=1)
     processes, errors = [], {}
-    for k, (share, devices) in enumerate(zip(deal(requests, shards), groups, strict=True)):
+    for k, (share, place) in enumerate(zip(deal(requests, shards), places, strict=True)):
         if share:
             process = context.Process(
-                target=_shard, args=(one_engine, k, share, run_dir, devices, messages), name=f"shard-{k}"
+                target=_shard, args=(one_engine, k, share, run_dir, place, messages), name=f"shard-{k}"
             )
             process.start()
-            processes.append((k, devices, process))
+            processes.append((k, place, process))
     engine_seen = False
     while any(p.is_alive() for _, _, p in processes) or not messages.empty():
         try:
@@ -106,13 +132,11 @@ def generate_sharded(
         elif kind == "error":
             errors[k] = payload
     reports = []
-    for k, devices, process in processes:
+    for k, place, process in processes:
         process.join()
         if process.exitcode != 0:
-            where = f" on GPUs {','.join(devices)}" if devices else ""
-            reports.append(
-                f"shard {k}{where} exited with code {process.exitcode}: {errors.get(k, 'no message')}"
-            )
+            reason = errors.get(k, "no message")
+            reports.append(f"shard {k} ({place.label}) exited with code {process.exitcode}: {reason}")
     if reports:
         raise HarnessError(
             "generation failed:\n"

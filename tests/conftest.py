@@ -1,28 +1,14 @@
+import importlib.util
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import SHARED_DATA
 
 os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")  # before anything imports huggingface_hub
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("HARNESS_TEST_DATA", REPO.parent / "shared" / "data"))
-
-
-def run_cli(
-    *args: str, cwd: Path | None = None, check: bool = True, **env: str
-) -> subprocess.CompletedProcess:
-    """`python -m harness ARGS`, offline, capturing output."""
-    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **env}
-    environment.pop("HARNESS_DATA_DIR", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", *args], cwd=cwd, env=environment, capture_output=True, text=True
-    )
-    if check and done.returncode != 0:
-        raise AssertionError(f"harness {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return done
+# tests/engines needs vLLM (tox -e vllm installs the CPU build); elsewhere it is not collected
+collect_ignore = [] if importlib.util.find_spec("vllm") else ["engines"]
 
 
 @pytest.fixture(scope="session")

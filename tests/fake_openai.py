@@ -1,5 +1,5 @@
 """A small OpenAI-compatible server on 127.0.0.1 for injecting faults a real server cannot produce
-on demand: rate limits, 5xx bursts, refusals, reasoning fields. Real-server tests live in tests/vllm."""
+on demand: rate limits, 5xx bursts, refusals, reasoning fields. Real-server tests live in tests/engines."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 from benchmarks import BENCHMARKS, get_benchmark
 from harness import HarnessError

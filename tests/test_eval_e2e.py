@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 from harness.evaluate import derive_seed
 

@@ -1,13 +1,13 @@
 """The openai backend against a fault-injecting server: retries, refusals, reasoning, kept records.
 
-The same backend against a real `vllm serve` is tested in tests/vllm.
+The same backend against a real `vllm serve` is tested in tests/engines.
 """
 
 import json
 
 import pytest
-from conftest import run_cli
 from fake_openai import MODEL, FakeOpenAI, answer
+from helpers import run_cli
 
 from harness import HarnessError
 from harness.backends.openai import OpenAIBackend, ServerError, joined_reasoning

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 R1_STYLE = (
     "<think>\nLet me compute. Maybe \\boxed{205}? No, recheck: 9/s + t = 4 ...\n</think>\n\n"

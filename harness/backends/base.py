@@ -9,7 +9,7 @@ from harness.types import Completion, Request
 
 
 class Backend(Protocol):
-    """A model behind some engine. Implementations: hf (transformers); vllm and openai drop in here."""
+    """A model behind some engine: hf (transformers), vllm (offline engine), openai (a server)."""
 
     name: str
 
@@ -27,4 +27,8 @@ class Backend(Protocol):
 
     def generate(self, requests: Sequence[Request]) -> Iterator[list[Completion]]:
         """Generate every request; yield completions in batches as they finish (any order)."""
+        ...
+
+    def close(self) -> None:
+        """Release the engine (processes, memory, connections)."""
         ...

@@ -102,6 +102,9 @@ class HFBackend:
     def prompt_tokens(self, messages: Sequence[dict[str, str]]) -> int:
         return self.chat.count(messages)
 
+    def close(self) -> None:
+        del self.model
+
     def generate(self, requests: Sequence[Request]) -> Iterator[list[Completion]]:
         """Consecutive requests with the same sampling settings, in batches of `batch_size`."""
         for _, group in groupby(requests, key=lambda r: (r.temperature, r.top_p, r.max_tokens)):

@@ -100,6 +100,9 @@ class OpenAIBackend:
     def prompt_tokens(self, messages: Sequence[dict[str, str]]) -> int | None:
         return self.chat.count(messages) if self.chat else None
 
+    def close(self) -> None:
+        self.client.close()
+
     def generate(self, requests: Sequence[Request]) -> Iterator[list[Completion]]:
         """Each completion as soon as it arrives; on a fatal error, drain what is in flight, then raise."""
         pending = iter(requests)

@@ -65,6 +65,7 @@ class VLLMBackend:
         gpu_memory_utilization: float | None = None,
         enable_prefix_caching: bool = True,
         enforce_eager: bool = False,
+        max_num_seqs: int | None = None,
     ):
         import torch
         from vllm import LLM
@@ -84,6 +85,7 @@ class VLLMBackend:
                 gpu_memory_utilization=gpu_memory_utilization,
                 enable_prefix_caching=enable_prefix_caching,
                 enforce_eager=enforce_eager,
+                **({"max_num_seqs": max_num_seqs} if max_num_seqs else {}),
             )
         except Exception as e:
             raise load_error(model, e) from None
@@ -95,6 +97,7 @@ class VLLMBackend:
             "gpu_memory_utilization": gpu_memory_utilization,
             "enable_prefix_caching": enable_prefix_caching,
             "enforce_eager": enforce_eager,
+            "max_num_seqs": self.llm.llm_engine.vllm_config.scheduler_config.max_num_seqs,
         }
         self.request_ids = itertools.count()
 
@@ -118,6 +121,10 @@ class VLLMBackend:
 
     def prompt_tokens(self, messages: Sequence[dict[str, str]]) -> int:
         return self.chat.count(messages)
+
+    def close(self) -> None:
+        """Stop the engine's processes now; a process that exits with them still running waits forever."""
+        self.llm.llm_engine.engine_core.shutdown()
 
     def generate(self, requests: Sequence[Request]) -> Iterator[list[Completion]]:
         """Queue every run as one request with `n` samples; yield each run's samples as it finishes."""

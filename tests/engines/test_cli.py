@@ -1,0 +1,101 @@
+"""`harness eval` end to end with the vllm and openai backends: records, resume, data parallel."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+from serving import VLLM_OPTIONS
+
+FILES = ("generations.jsonl", "scores.jsonl", "results.json")
+
+
+def eval_args(model: Path, data: Path, out: Path, *backend: str) -> list[str]:
+    return [
+        "eval", "--benchmarks", "aime24", "--limit", "6", "--n", "3", "--max-tokens", "40", "--seed", "3",
+        "--model", str(model), "--data-dir", str(data), "--out", str(out), *backend,
+    ]  # fmt: skip
+
+
+def vllm_args(*extra: str) -> tuple[str, ...]:
+    return ("--backend", "vllm", *VLLM_OPTIONS, *extra)
+
+
+def same_files(a: Path, b: Path) -> None:
+    for name in FILES:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def kill_after(args: list[str], out: Path, records: int) -> int:
+    """Start `harness eval`, SIGKILL it (and its engine) once `records` samples are written."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", *args], env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    generations = out / "generations.jsonl"
+    deadline = time.monotonic() + 300
+    while not (generations.exists() and generations.read_text().count("\n") >= records):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return generations.read_text().count("\n")
+
+
+@pytest.fixture(scope="module")
+def vllm_run(tiny_model, shared_data, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "vllm"
+    done = run_cli(*eval_args(tiny_model, shared_data, out, *vllm_args()))
+    assert "aime24" in done.stdout
+    return out
+
+
+def test_vllm_run_records_the_engine(vllm_run):
+    info = json.loads((vllm_run / "run.json").read_text())
+    engine = info["engine"]
+    assert engine["backend"] == "vllm" and engine["vllm"].startswith("0.31.")
+    assert (engine["dtype"], engine["tensor_parallel_size"]) == ("float32", 1)
+    gens = [json.loads(line) for line in (vllm_run / "generations.jsonl").read_text().splitlines()]
+    assert len(gens) == 18 and len({g["text"] for g in gens}) == 18
+    assert all(0 < g["completion_tokens"] <= 40 and g["prompt_tokens"] > 50 for g in gens)
+
+
+def test_vllm_resume_after_sigkill_equals_uninterrupted(vllm_run, tiny_model, shared_data, tmp_path):
+    out = tmp_path / "killed"
+    args = eval_args(tiny_model, shared_data, out, *vllm_args("--max-num-seqs", "3"))  # one item at a time
+    written = kill_after(args, out, records=3)
+    assert 3 <= written < 18
+    done = run_cli(*args)
+    assert f"{written}/18 samples already generated" in done.stderr.replace("\n", " ")
+    same_files(out, vllm_run)
+
+
+def test_vllm_data_parallel_equals_one_engine(vllm_run, tiny_model, shared_data, tmp_path):
+    out = tmp_path / "dp"
+    run_cli(*eval_args(tiny_model, shared_data, out, *vllm_args("--data-parallel-size", "2")))
+    same_files(out, vllm_run)
+    assert json.loads((out / "run.json").read_text())["engine"]["data_parallel_size"] == 2
+
+
+def test_openai_run_against_vllm_serve_equals_the_offline_engine(
+    vllm_run, server, tiny_model, shared_data, tmp_path
+):
+    out = tmp_path / "served"
+    run_cli(*eval_args(tiny_model, shared_data, out, "--backend", "openai", "--base-url", server))
+    same_files(out, vllm_run)
+    engine = json.loads((out / "run.json").read_text())["engine"]
+    assert engine["base_url"] == server and engine["server_model"]["max_model_len"] == 32768
+
+
+def test_openai_resume_after_sigkill(vllm_run, server, tiny_model, shared_data, tmp_path):
+    out = tmp_path / "served-killed"
+    args = eval_args(tiny_model, shared_data, out, "--backend", "openai", "--base-url", server)
+    written = kill_after([*args, "--concurrency", "1"], out, records=4)
+    assert 4 <= written < 18
+    run_cli(*args)
+    same_files(out, vllm_run)

@@ -1,0 +1,79 @@
+"""The vllm and openai backends against the real engine and server: seeds, parity, context."""
+
+import pytest
+from serving import PROMPTS
+
+from harness import HarnessError
+from harness.backends.hf import HFBackend
+from harness.backends.openai import OpenAIBackend
+from harness.backends.vllm import sample_runs
+from harness.evaluate import check_context, derive_seed
+from harness.types import Request
+
+
+def greedy_requests(max_tokens: int = 40) -> list[Request]:
+    return [
+        Request("b", str(i), 0, ({"role": "user", "content": p},), i, 0.0, 1.0, max_tokens)
+        for i, p in enumerate(PROMPTS)
+    ]
+
+
+def sampled_requests(items: int = 3, n: int = 4, first: int = 0) -> list[Request]:
+    return [
+        Request("b", str(i), k, ({"role": "user", "content": PROMPTS[i]},), derive_seed(5, "b", str(i), k),
+                0.8, 0.95, 24)
+        for i in range(items) for k in range(first, n)
+    ]  # fmt: skip
+
+
+def outcomes(backend, requests) -> dict:
+    done = {c.request.key: c for batch in backend.generate(requests) for c in batch}
+    assert sorted(done) == sorted(r.key for r in requests)
+    return {key: (c.text, c.prompt_tokens, c.completion_tokens, c.finish_reason) for key, c in done.items()}
+
+
+@pytest.fixture(scope="module")
+def hf_greedy(tiny_model):
+    return outcomes(HFBackend(str(tiny_model), dtype="float32"), greedy_requests())
+
+
+def test_greedy_parity_hf_and_vllm(engine, hf_greedy):
+    vllm_greedy = outcomes(engine, greedy_requests())
+    assert vllm_greedy == hf_greedy
+    assert len({text for text, *_ in hf_greedy.values()}) == len(PROMPTS)  # the prompts lead apart
+
+
+@pytest.mark.parametrize("api", ["chat", "completions"])
+def test_greedy_parity_hf_and_openai(server, tiny_model, hf_greedy, api):
+    backend = OpenAIBackend(str(tiny_model), server, api=api, concurrency=4)
+    assert outcomes(backend, greedy_requests()) == hf_greedy
+
+
+def test_n_samples_in_one_request_carry_their_own_seeds(engine):
+    requests = sampled_requests()
+    assert [len(run) for run in sample_runs(requests)] == [4, 4, 4]
+    together = outcomes(engine, requests)
+    assert len({text for text, *_ in together.values()}) == 12  # distinct samples
+    resumed = outcomes(engine, sampled_requests(first=2))  # samples 2 and 3 only, as after a crash
+    assert resumed == {key: together[key] for key in resumed}
+    alone = outcomes(engine, [requests[5]])  # one sample, on its own
+    assert alone == {requests[5].key: together[requests[5].key]}
+
+
+def test_server_samples_equal_offline_samples(engine, server, tiny_model):
+    backend = OpenAIBackend(str(tiny_model), server, concurrency=8)
+    assert outcomes(backend, sampled_requests(items=2)) == outcomes(engine, sampled_requests(items=2))
+
+
+def test_context_overflow_fails_before_generating(engine, server, tiny_model):
+    too_long = [Request("b", "0", 0, ({"role": "user", "content": PROMPTS[0]},), 1, 0.0, 1.0, 32768)]
+    for backend in (engine, OpenAIBackend(str(tiny_model), server)):
+        with pytest.raises(HarnessError, match=r"exceeds the model's context of 32768 tokens"):
+            check_context(backend, too_long)
+
+
+def test_engine_facts_are_recorded(engine):
+    facts = engine.describe()
+    assert facts["vllm"].startswith("0.31.")
+    assert (facts["dtype"], facts["tensor_parallel_size"], facts["max_model_len"]) == ("float32", 1, 32768)
+    assert facts["enable_prefix_caching"] is True

@@ -1,0 +1,88 @@
+"""Data parallel generation with the hf backend: sharding, merging, and a failed shard."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+
+from harness.parallel import deal
+from harness.types import Request
+
+
+def test_deal_keeps_items_whole_and_round_robin():
+    requests = [
+        Request("b", item, k, (), 10 * i + k, 0.6, 1.0, 8) for i, item in enumerate("pqrst") for k in range(3)
+    ]
+    shards = deal(requests, 2)
+    assert [[r.key for r in shard] for shard in shards] == [
+        [("b", item, k) for item in "prt" for k in range(3)],
+        [("b", item, k) for item in "qs" for k in range(3)],
+    ]
+    assert deal(requests[:3], 3) == [requests[:3], [], []]
+
+
+def eval_args(model: Path, data: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "eval", "--benchmarks", "aime24", "--limit", "12", "--model", str(model), "--n", "2",
+        "--max-tokens", "48", "--data-dir", str(data), "--out", str(out), *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def single_engine(tiny_model, shared_data, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dp") / "single"
+    run_cli(*eval_args(tiny_model, shared_data, out))
+    return out
+
+
+def test_two_shards_equal_one_engine(single_engine, tiny_model, shared_data, tmp_path):
+    out = tmp_path / "two"
+    run_cli(*eval_args(tiny_model, shared_data, out, "--data-parallel-size", "2"))
+    for name in ("generations.jsonl", "scores.jsonl", "results.json"):
+        assert (out / name).read_bytes() == (single_engine / name).read_bytes(), name
+    engine = json.loads((out / "run.json").read_text())["engine"]
+    assert engine["backend"] == "hf" and engine["data_parallel_size"] == 2
+
+
+def shard_processes(parent: int) -> list[int]:
+    """The spawned shard workers among a process's children."""
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    return [int(pid) for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+def test_killed_shards_are_reported_and_the_run_resumes(single_engine, tiny_model, shared_data, tmp_path):
+    out = tmp_path / "killed"
+    args = eval_args(tiny_model, shared_data, out, "--data-parallel-size", "2", "--batch-size", "2")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", *args], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    generations = out / "generations.jsonl"
+    deadline = time.monotonic() + 120
+    while not (generations.exists() and generations.read_text().count("\n") >= 1):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    shards = shard_processes(proc.pid)
+    assert len(shards) == 2
+    for pid in shards:
+        os.kill(pid, signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    for shard in (0, 1):
+        assert re.search(rf"shard {shard} \(CPUs [\d,]+\) exited with code -9", stderr), stderr
+    assert "run the same command again" in stderr
+    written = generations.read_text().count("\n")
+    assert 1 <= written < 24
+
+    done = run_cli(*args)
+    assert f"{written}/24 samples already generated" in done.stderr.replace("\n", " ")
+    for name in ("generations.jsonl", "scores.jsonl", "results.json"):
+        assert (out / name).read_bytes() == (single_engine / name).read_bytes(), name
