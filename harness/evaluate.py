@@ -213,14 +213,11 @@ def generate_into(
     on_done: Callable[[int], None],
 ) -> None:
     """Check the context, then append each batch of completions to the run as it arrives."""
-    try:
-        check_context(backend, requests)
-        on_engine(backend.describe())
-        for batch in backend.generate(requests):
-            run.append(GENERATIONS, [completion_record(c) for c in batch])
-            on_done(len(batch))
-    finally:
-        backend.close()
+    check_context(backend, requests)
+    on_engine(backend.describe())
+    for batch in backend.generate(requests):
+        run.append(GENERATIONS, [completion_record(c) for c in batch])
+        on_done(len(batch))
 
 
 def record_engine(run: RunDir, engine: dict[str, Any]) -> None:
@@ -237,9 +234,10 @@ def default_out(model: str, config_hash: str) -> Path:
     return Path("runs") / f"{name}-{config_hash[:10]}"
 
 
-def run_eval(cfg: EvalConfig) -> tuple[Path, dict]:
+def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
     """Generate what is missing in the run directory, then score and aggregate.
 
+    `backend`: an engine already loaded for `cfg` (kept open), instead of starting one.
     Returns the run directory and results.json's content.
     """
     check_backend_options(cfg)
@@ -265,11 +263,16 @@ def run_eval(cfg: EvalConfig) -> tuple[Path, dict]:
                     on_done=lambda done: bar.advance(task, done),
                 )
             else:
-                generate_into(
-                    run,
-                    make_backend(cfg),
-                    pending,
-                    on_engine=lambda engine: record_engine(run, engine),
-                    on_done=lambda done: bar.advance(task, done),
-                )
+                engine = backend or make_backend(cfg)
+                try:
+                    generate_into(
+                        run,
+                        engine,
+                        pending,
+                        on_engine=lambda facts: record_engine(run, facts),
+                        on_done=lambda done: bar.advance(task, done),
+                    )
+                finally:
+                    if backend is None:
+                        engine.close()
     return out, score_run(run, timeout=cfg.score_timeout, workers=cfg.score_workers)

@@ -84,13 +84,17 @@ def _shard(cfg, k: int, requests: list[Request], run_dir: Path, place: Placement
     from harness.store import RunDir
 
     try:
-        generate_into(
-            RunDir(run_dir),
-            make_backend(cfg),
-            requests,
-            on_engine=lambda engine: messages.put(("engine", k, engine)),
-            on_done=lambda done: messages.put(("done", k, done)),
-        )
+        backend = make_backend(cfg)
+        try:
+            generate_into(
+                RunDir(run_dir),
+                backend,
+                requests,
+                on_engine=lambda engine: messages.put(("engine", k, engine)),
+                on_done=lambda done: messages.put(("done", k, done)),
+            )
+        finally:
+            backend.close()
     except BaseException as e:
         messages.put(("error", k, f"{type(e).__name__}: {e}"))
         raise SystemExit(1) from None
