@@ -80,7 +80,7 @@ class RunDir:
             with open(path, "r+b") as f:
                 f.truncate(complete)
         records = []
-        for number, line in enumerate(data[:complete].decode("utf-8").splitlines(), start=1):
+        for number, line in enumerate(data[:complete].decode("utf-8").split("\n"), start=1):
             if not line.strip():
                 continue
             try:

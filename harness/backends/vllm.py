@@ -72,8 +72,9 @@ class VLLMBackend:
 
         self.model_name, self.revision = model, revision
         self.chat = ChatPrompt(model, revision)
+        on_gpu = torch.cuda.is_available()
         if gpu_memory_utilization is None:
-            gpu_memory_utilization = 0.9 if torch.cuda.is_available() else CPU_MEMORY_UTILIZATION
+            gpu_memory_utilization = 0.9 if on_gpu else CPU_MEMORY_UTILIZATION
         try:
             self.llm = LLM(
                 model=model,
@@ -85,6 +86,9 @@ class VLLMBackend:
                 gpu_memory_utilization=gpu_memory_utilization,
                 enable_prefix_caching=enable_prefix_caching,
                 enforce_eager=enforce_eager,
+                # On the CPU, a seeded request whose prefill is split across steps kills the engine
+                # ("CPU Generator does not use offset", vLLM 0.31): prefill prompts whole there.
+                enable_chunked_prefill=on_gpu,
                 **({"max_num_seqs": max_num_seqs} if max_num_seqs else {}),
             )
         except Exception as e:
@@ -93,6 +97,7 @@ class VLLMBackend:
         self.settings = {
             "dtype": str(config.dtype).removeprefix("torch."),
             "tensor_parallel_size": tensor_parallel_size,
+            "data_parallel_size": 1,  # the sharded run records its own count
             "max_model_len": config.max_model_len,
             "gpu_memory_utilization": gpu_memory_utilization,
             "enable_prefix_caching": enable_prefix_caching,

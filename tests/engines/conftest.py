@@ -36,7 +36,7 @@ def server(tiny_model, tmp_path_factory):
     with open(log, "w") as sink:
         proc = subprocess.Popen(
             [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_model),
-             "--host", "127.0.0.1", "--port", str(port), *VLLM_OPTIONS],
+             "--host", "127.0.0.1", "--port", str(port), "--no-enable-chunked-prefill", *VLLM_OPTIONS],
             stdout=sink, stderr=subprocess.STDOUT,
         )  # fmt: skip
     base_url = f"http://127.0.0.1:{port}/v1"

@@ -59,7 +59,11 @@ def test_vllm_run_records_the_engine(vllm_run):
     info = json.loads((vllm_run / "run.json").read_text())
     engine = info["engine"]
     assert engine["backend"] == "vllm" and engine["vllm"].startswith("0.31.")
-    assert (engine["dtype"], engine["tensor_parallel_size"]) == ("float32", 1)
+    assert (engine["dtype"], engine["tensor_parallel_size"], engine["data_parallel_size"]) == (
+        "float32",
+        1,
+        1,
+    )
     gens = [json.loads(line) for line in (vllm_run / "generations.jsonl").read_text().splitlines()]
     assert len(gens) == 18 and len({g["text"] for g in gens}) == 18
     assert all(0 < g["completion_tokens"] <= 40 and g["prompt_tokens"] > 50 for g in gens)

@@ -77,3 +77,12 @@ def test_engine_facts_are_recorded(engine):
     assert facts["vllm"].startswith("0.31.")
     assert (facts["dtype"], facts["tensor_parallel_size"], facts["max_model_len"]) == ("float32", 1, 32768)
     assert facts["enable_prefix_caching"] is True
+
+
+def test_many_seeded_prompts_at_once(engine, shared_data):
+    """More prompt tokens than one step takes: on the CPU a split seeded prefill used to kill vLLM."""
+    from harness.evaluate import EvalConfig, plan
+
+    cfg = EvalConfig(benchmarks=("aime24", "aime25"), model="m", n=8, max_tokens=4, data_dir=shared_data)
+    requests = plan(cfg).requests
+    assert len(outcomes(engine, requests)) == 480

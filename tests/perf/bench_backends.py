@@ -111,7 +111,7 @@ def start_server(model: Path, log: Path) -> tuple[subprocess.Popen, str]:
         port = s.getsockname()[1]
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
                "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--enforce-eager",
-               "--gpu-memory-utilization", "0.2"]  # fmt: skip
+               "--gpu-memory-utilization", "0.2", "--no-enable-chunked-prefill"]  # fmt: skip
     proc = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 300
