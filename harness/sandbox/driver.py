@@ -1,0 +1,151 @@
+"""The process that runs inside the sandbox (standard library only; started as a script).
+
+It reads one job (a JSON line) from the request pipe (its fd number is argv[1]), lowers its own
+resource limits (hard limits, which the code it then runs cannot raise again), and runs the job:
+
+- ``program``: the code runs as ``__main__`` with the real stdin and stdout.
+- ``serve``: the code is executed as a module, then requests are answered on the reply pipe
+  (argv[2]): ``{"call": "f" | "Class.method", "args": [...], "kwargs": {...}}`` and
+  ``{"eval": "expr"}`` answer ``{"ok": value}`` or ``{"raise": [type, message]}``; values go by
+  value (codec.py).
+- ``check``: trusted test code runs with each candidate name bound to a proxy that sends the call
+  on the reply pipe and reads the answer on the request pipe (the harness relays it to a ``serve``
+  process), so the candidate and the assertions never share a process. Ends with
+  ``{"done": true}`` or ``{"failed": reason}``.
+
+Nothing this process reports is trusted by the harness except through values it compares itself.
+"""
+
+import builtins
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from codec import CodecError, decode, encode  # noqa: E402
+
+MB = 1 << 20
+
+
+def set_limits(limits):
+    """Hard rlimits: a second layer under the namespaces and cgroup the harness sets up."""
+    for name, value in (
+        ("RLIMIT_AS", limits["memory_mb"] * MB),
+        ("RLIMIT_CPU", int(limits["cpu"]) + 1),
+        ("RLIMIT_FSIZE", limits["file_mb"] * MB),
+        ("RLIMIT_NPROC", limits["processes"]),
+        ("RLIMIT_NOFILE", 256),
+        ("RLIMIT_CORE", 0),
+    ):
+        resource.setrlimit(getattr(resource, name), (value, value))
+
+
+def read_line(stream):
+    line = stream.readline()
+    if not line:
+        raise SystemExit(0)
+    return json.loads(line)
+
+
+def write_line(stream, message):
+    stream.write(json.dumps(message) + "\n")
+    stream.flush()
+
+
+def run_program(code):
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    exec(compile(code, "<solution>", "exec"), namespace)
+
+
+def serve(code, requests, replies):
+    namespace = {"__name__": "solution", "__builtins__": builtins}
+    exec(compile(code, "<solution>", "exec"), namespace)
+    names = [k for k, v in namespace.items() if callable(v) and not k.startswith("__")]
+    write_line(replies, {"ready": names})
+    instances = {}
+    while True:
+        request = read_line(requests)
+        started = time.perf_counter()
+        try:
+            if "eval" in request:
+                result = eval(compile(request["eval"], "<expression>", "eval"), namespace)
+            else:
+                target = request["call"]
+                if "." in target:
+                    cls, method = target.split(".", 1)
+                    if cls not in instances:
+                        instances[cls] = namespace[cls]()
+                    fn = getattr(instances[cls], method)
+                else:
+                    fn = namespace[target]
+                result = fn(*decode(request["args"]), **decode(request.get("kwargs", {"d": []})))
+            reply = {"ok": encode(result)}
+        except CodecError as e:
+            reply = {"raise": ["TypeError", str(e)]}
+        except BaseException as e:  # the candidate's exception (SystemExit too), reported by name
+            reply = {"raise": [type(e).__name__, str(e)[:2000]]}
+        reply["seconds"] = time.perf_counter() - started
+        write_line(replies, reply)
+
+
+class CandidateError(Exception):
+    """Raised in test code when the candidate raised an exception that is not a builtin one."""
+
+
+def proxy(name, requests, replies):
+    def call(*args, **kwargs):
+        write_line(replies, {"call": name, "args": encode(list(args)), "kwargs": encode(kwargs)})
+        answer = read_line(requests)
+        if "ok" in answer:
+            return decode(answer["ok"])
+        kind, message = answer["raise"]
+        error = getattr(builtins, kind, None)
+        if isinstance(error, type) and issubclass(error, Exception):
+            raise error(message)
+        raise CandidateError(f"{kind}: {message}")
+
+    call.__name__ = name
+    return call
+
+
+def check(job, requests, replies):
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    if job.get("prelude"):
+        exec(compile(job["prelude"], "<prompt>", "exec"), namespace)
+    entry = job.get("entry_point")
+    for name in [*job["names"], *([entry] if entry else [])]:
+        if name not in namespace or name == entry:  # the prompt's own helpers stay trusted
+            namespace[name] = proxy(name, requests, replies)
+    try:
+        exec(compile(job["tests"], "<tests>", "exec"), namespace)
+        if entry and callable(namespace.get("check")):
+            namespace["check"](namespace[entry])
+    except BaseException as e:
+        frame = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == "<tests>"][-1:]
+        line = job["tests"].splitlines()[frame[0].lineno - 1].strip() if frame else ""
+        write_line(replies, {"failed": f"{type(e).__name__}: {str(e)[:300]} [{line[:200]}]"})
+        return
+    write_line(replies, {"done": True})
+
+
+def main():
+    requests = os.fdopen(int(sys.argv[1]), "r", encoding="utf-8")
+    replies = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
+    job = read_line(requests)
+    set_limits(job["limits"])
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), job.get("recursion_limit", 10000)))
+    if job["mode"] == "program":
+        requests.close()
+        replies.close()
+        run_program(job["code"])
+    elif job["mode"] == "serve":
+        serve(job["code"], requests, replies)
+    else:
+        check(job, requests, replies)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""The three ways the harness runs untrusted code, each returning values or a Verdict.
+
+- `run_program`: a whole program on a given stdin; the harness compares its stdout.
+- `Served`: the code loaded once in a sandbox, then called with arguments; the harness compares
+  the returned values (which come back by value: see codec.py).
+- `run_tests`: trusted test code that holds the expected values, in a second sandbox, calling the
+  candidate across the wall through the harness; the candidate never sees the test code.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.sandbox.codec import CodecError, decode
+from harness.sandbox.limits import Limits
+from harness.sandbox.process import Ended, Exit, Proc
+
+VERDICTS = ("pass", "fail", "timeout", "memory", "error")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # one of VERDICTS
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+
+def failed(exit: Exit, fallback: str) -> Verdict:
+    """The verdict for a process that did not deliver: its limit, or `fallback` with its stderr."""
+    if exit.status in ("timeout", "memory"):
+        return Verdict(exit.status, exit.reason)
+    return Verdict("error", exit.reason or fallback)
+
+
+def run_program(code: str, stdin: str, limits: Limits) -> Exit:
+    """Run `code` as __main__ with `stdin`; the Exit holds its stdout."""
+    proc = Proc({"mode": "program", "code": code}, limits, stdin=stdin.encode())
+    return proc.wait(time.monotonic() + limits.wall)
+
+
+class CallFailed(Exception):
+    """A call that did not return a value: `verdict` says why (raise, timeout, crash)."""
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.reason)
+        self.verdict = verdict
+
+
+class Served:
+    """Candidate code loaded in a sandbox and called by name, each call under its own time limit."""
+
+    def __init__(self, code: str, limits: Limits):
+        self.limits = limits
+        self.proc = Proc({"mode": "serve", "code": code}, limits)
+        self.names: list[str] = []
+        ready = self._reply(limits.wall)
+        if not isinstance(ready.get("ready"), list):
+            raise CallFailed(Verdict("error", "the sandbox did not start properly"))
+        self.names = [str(n) for n in ready["ready"]]
+
+    def call(self, name: str, args: list, timeout: float | None = None) -> Any:
+        """The value `name(*args)` returns; CallFailed if it raises, runs too long or crashes."""
+        from harness.sandbox.codec import encode
+
+        self.proc.send({"call": name, "args": encode(list(args))})
+        return self._value(self._reply(timeout or self.limits.wall))
+
+    def eval(self, expression: str, timeout: float | None = None) -> Any:
+        self.proc.send({"eval": expression})
+        return self._value(self._reply(timeout or self.limits.wall))
+
+    def relay(self, message: dict, timeout: float) -> dict:
+        """Forward a request made by test code and return the raw answer (for run_tests)."""
+        self.proc.send({k: message[k] for k in ("call", "args", "kwargs") if k in message})
+        return self._reply(timeout)
+
+    def _reply(self, timeout: float) -> dict:
+        try:
+            return self.proc.recv(time.monotonic() + timeout)
+        except Ended:
+            raise CallFailed(failed(self.proc.close(), "the candidate's process ended")) from None
+
+    @staticmethod
+    def _value(reply: dict) -> Any:
+        if "ok" in reply:
+            try:
+                return decode(reply["ok"])
+            except (CodecError, RecursionError) as e:
+                raise CallFailed(Verdict("error", f"unreadable value: {e}")) from None
+        kind, message = reply.get("raise") or ("ProtocolError", "malformed reply")
+        raise CallFailed(Verdict("fail", f"raised {kind}: {message}"[:500], {"exception": str(kind)}))
+
+    def close(self) -> Exit:
+        return self.proc.close()
+
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_tests(
+    code: str, tests: str, limits: Limits, entry_point: str | None = None, prelude: str = ""
+) -> Verdict:
+    """Run trusted `tests` against `code`, the two in separate sandboxes.
+
+    The tests see the candidate's top-level functions as proxies (arguments and results go by value),
+    and `check(candidate)` is called when the tests define `check` and `entry_point` is given.
+    The whole exchange is bounded by `limits.wall`.
+    """
+    deadline = time.monotonic() + limits.wall
+    try:
+        candidate = Served(code, limits)
+    except CallFailed as e:
+        return e.verdict
+    checker = Proc(
+        {
+            "mode": "check",
+            "tests": tests,
+            "prelude": prelude,
+            "entry_point": entry_point,
+            "names": candidate.names,
+        },
+        limits,
+    )
+    try:
+        while True:
+            try:
+                message = checker.recv(deadline)
+            except Ended:
+                return failed(checker.close(), "the test process ended without a verdict")
+            if "call" in message:
+                try:
+                    checker.send(candidate.relay(message, max(0.0, deadline - time.monotonic())))
+                except CallFailed as e:
+                    return e.verdict
+            elif message.get("done") is True:
+                return Verdict("pass")
+            else:
+                return Verdict("fail", str(message.get("failed", "malformed verdict"))[:500])
+    finally:
+        checker.close()
+        candidate.close()

@@ -1,0 +1,250 @@
+"""One sandboxed driver process: start it, talk to it by JSON lines, bound and kill it.
+
+Everything is read outside the sandbox with hard limits: stdout is kept up to a cap (more kills the
+process), stderr keeps its first bytes, a message on the reply channel is at most `output_mb`, and
+every wait has a wall-clock deadline after which the whole tree (process group, pid namespace and
+cgroup) is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from harness.sandbox import cgroup, isolation
+from harness.sandbox.limits import Limits
+
+
+class Ended(Exception):
+    """The process stopped answering: it exited, was killed at a limit, or broke the protocol."""
+
+
+@dataclass(frozen=True)
+class Exit:
+    """How a process ended. `status`: ok, timeout, memory or error."""
+
+    status: str
+    reason: str
+    returncode: int | None
+    stdout: bytes
+    stderr: str
+    seconds: float
+
+
+class Proc:
+    def __init__(self, job: dict, limits: Limits, stdin: bytes | None = None):
+        self.limits = limits
+        argv, env = isolation.command(limits)
+        self.group = (
+            cgroup.Cgroup(limits.processes, limits.memory_mb << 20) if cgroup.available()[0] else None
+        )
+        to_child, self._requests = os.pipe()
+        self._replies, from_child = os.pipe()
+        argv = argv + [str(to_child), str(from_child)]
+        if self.group is not None:  # join the group before bwrap forks anything
+            joins = " && ".join(f'echo $$ > "{d}/cgroup.procs"' for d in set(self.group.dirs.values()))
+            argv = ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *argv]
+        self.started = time.monotonic()
+        self.popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(to_child, from_child),
+            env=env,
+            cwd="/" if isolation.isolated() else self._workdir(),
+            start_new_session=True,
+        )
+        os.close(to_child)
+        os.close(from_child)
+        self.stdout, self.stderr, self._reply_buffer = bytearray(), bytearray(), bytearray()
+        self.stderr_dropped = 0
+        self.failure: tuple[str, str] | None = None  # (status, reason) of a limit we enforced
+        self._ended: Exit | None = None
+        self._outgoing = {self._requests: bytearray(), self.popen.stdin.fileno(): bytearray(stdin or b"")}
+        self._selector = selectors.DefaultSelector()
+        for stream in (self.popen.stdout, self.popen.stderr):
+            os.set_blocking(stream.fileno(), False)
+            self._selector.register(stream.fileno(), selectors.EVENT_READ)
+        os.set_blocking(self._replies, False)
+        self._selector.register(self._replies, selectors.EVENT_READ)
+        for fd in self._outgoing:
+            os.set_blocking(fd, False)
+            self._selector.register(fd, selectors.EVENT_WRITE)
+        if not stdin:
+            self._close_output(self.popen.stdin.fileno())
+        self.send({**job, "limits": limits.for_driver()})
+
+    def _workdir(self) -> str:
+        import tempfile
+
+        self.tempdir = tempfile.TemporaryDirectory(prefix="harness-sandbox-")
+        return self.tempdir.name
+
+    def send(self, message: dict) -> None:
+        if self._requests in self._outgoing:
+            self._outgoing[self._requests] += (json.dumps(message) + "\n").encode()
+            if self._requests not in self._selector.get_map():
+                self._selector.register(self._requests, selectors.EVENT_WRITE)
+
+    def recv(self, deadline: float) -> dict:
+        """The next message on the reply channel; Ended if there is none before `deadline`."""
+        while b"\n" not in self._reply_buffer:
+            if self._replies not in self._selector.get_map():
+                raise Ended("reply channel closed")
+            self._pump(deadline)
+        line, _, rest = bytes(self._reply_buffer).partition(b"\n")
+        self._reply_buffer = bytearray(rest)
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            self._fail("error", "malformed message from the sandbox")
+            raise Ended("malformed message") from None
+        if not isinstance(message, dict):
+            self._fail("error", "malformed message from the sandbox")
+            raise Ended("malformed message")
+        return message
+
+    def wait(self, deadline: float) -> Exit:
+        """Let the process finish (killing it at `deadline`) and say how it ended."""
+        try:
+            while self.popen.poll() is None:
+                self._pump(deadline)
+        except Ended:
+            pass
+        self.kill()  # whatever it left behind
+        try:
+            while self._pump(time.monotonic() + 1.0, poll=0.0):  # what is still in the pipes
+                pass
+        except Ended:
+            pass
+        return self._exit()
+
+    def _pump(self, deadline: float, poll: float = 0.1) -> bool:
+        """Move bytes for up to `poll` seconds; False if nothing was ready."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            self._fail("timeout", f"wall-clock limit of {self.limits.wall:g}s")
+            raise Ended("timeout")
+        if not self._selector.get_map():  # the process closed every pipe but may still run
+            time.sleep(min(remaining, poll))
+            return False
+        events = self._selector.select(min(remaining, poll))
+        for key, _ in events:
+            fd = key.fd
+            if fd in self._outgoing:
+                self._write(fd)
+                continue
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                self._selector.unregister(fd)
+                continue
+            if fd == self._replies:
+                self._reply_buffer += chunk
+                if len(self._reply_buffer) > self.limits.output_mb << 20:
+                    self._fail("error", f"reply larger than {self.limits.output_mb} MB")
+                    raise Ended("reply too large")
+            elif fd == self.popen.stdout.fileno():
+                self.stdout += chunk
+                if len(self.stdout) > self.limits.output_mb << 20:
+                    self._fail("error", f"output limit of {self.limits.output_mb} MB")
+                    raise Ended("output limit")
+            else:
+                room = (self.limits.stderr_kb << 10) - len(self.stderr)
+                self.stderr += chunk[: max(room, 0)]
+                self.stderr_dropped += max(len(chunk) - max(room, 0), 0)
+                if self.stderr_dropped > self.limits.output_mb << 20:
+                    self._fail("error", f"stderr larger than {self.limits.output_mb} MB")
+                    raise Ended("output limit")
+        return bool(events)
+
+    def _write(self, fd: int) -> None:
+        pending = self._outgoing[fd]
+        if not pending:
+            if fd != self._requests:
+                self._close_output(fd)
+            else:
+                self._selector.unregister(fd)  # until the next send
+            return
+        try:
+            written = os.write(fd, pending[: 1 << 16])
+        except BlockingIOError:
+            return
+        except BrokenPipeError:
+            self._close_output(fd)
+            return
+        del pending[:written]
+
+    def _close_output(self, fd: int) -> None:
+        if fd in self._outgoing:
+            del self._outgoing[fd]
+            if fd in self._selector.get_map():
+                self._selector.unregister(fd)
+            os.close(fd) if fd == self._requests else self.popen.stdin.close()
+
+    def _fail(self, status: str, reason: str) -> None:
+        if self.failure is None:
+            self.failure = (status, reason)
+        self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the whole tree: the process group, the pid namespace (with bwrap), the cgroup."""
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.group is not None and self._ended is None:
+            self.group.kill()
+        self.popen.wait()
+
+    def _exit(self) -> Exit:
+        if self._ended is None:
+            self._ended = self._collect()
+        return self._ended
+
+    def _collect(self) -> Exit:
+        code = self.popen.returncode
+        stderr = self.stderr.decode(errors="replace")
+        if self.group is not None:
+            memory = self.group.out_of_memory()
+            self.group.remove()
+        else:
+            memory = False
+        for fd in list(self._selector.get_map()):
+            self._selector.unregister(fd)
+        for fd in (self._requests, self._replies):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream and not stream.closed:
+                stream.close()
+        if hasattr(self, "tempdir"):
+            self.tempdir.cleanup()
+        seconds = time.monotonic() - self.started
+        if self.failure is not None:
+            status, reason = self.failure
+        elif memory or "MemoryError" in stderr:
+            status, reason = "memory", f"memory limit of {self.limits.memory_mb} MB"
+        elif code in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU, 128 + signal.SIGKILL):
+            status, reason = "timeout", f"killed by a signal (CPU time limit of {self.limits.cpu:g}s)"
+        elif code != 0:
+            last = stderr.strip().splitlines()[-1:] or [f"exit code {code}"]
+            status, reason = "error", last[0][:300]
+        else:
+            status, reason = "ok", ""
+        return Exit(status, reason, code, bytes(self.stdout), stderr, seconds)
+
+    def close(self) -> Exit:
+        """Kill the process now and say how it ended (for served processes no longer needed)."""
+        self.kill()
+        return self._exit()
