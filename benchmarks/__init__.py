@@ -3,14 +3,30 @@
 from benchmarks.aime import AIME24, AIME25
 from benchmarks.amc23 import AMC23
 from benchmarks.base import Benchmark
+from benchmarks.cruxeval import CRUXEVAL
 from benchmarks.custom import custom_benchmark
+from benchmarks.evalplus import HUMANEVAL, HUMANEVAL_PLUS, MBPP_PLUS
+from benchmarks.livecodebench import livecodebench
 from benchmarks.math500 import MATH500
 from benchmarks.minerva import MINERVA
 from benchmarks.olympiadbench import OLYMPIADBENCH
 from harness import HarnessError
 
 BENCHMARKS: dict[str, Benchmark] = {
-    b.name: b for b in (AIME24, AIME25, MATH500, AMC23, MINERVA, OLYMPIADBENCH)
+    b.name: b
+    for b in (
+        AIME24,
+        AIME25,
+        MATH500,
+        AMC23,
+        MINERVA,
+        OLYMPIADBENCH,
+        livecodebench(),
+        *CRUXEVAL,
+        HUMANEVAL,
+        HUMANEVAL_PLUS,
+        MBPP_PLUS,
+    )
 }
 
 
@@ -18,9 +34,12 @@ def get_benchmark(spec: str, scorer: str | None = None) -> Benchmark:
     """A registered benchmark by name, or a custom one from "jsonl:PATH"."""
     if spec.startswith("jsonl:"):
         return custom_benchmark(spec, scorer)
+    if spec.startswith("livecodebench:"):
+        return livecodebench(spec)
     if spec not in BENCHMARKS:
         raise HarnessError(
-            f"unknown benchmark {spec!r}; valid benchmarks: {', '.join(BENCHMARKS)} (or jsonl:PATH)"
+            f"unknown benchmark {spec!r}; valid benchmarks: {', '.join(BENCHMARKS)} "
+            "(or livecodebench:RELEASE[:START..END], jsonl:PATH)"
         )
     return BENCHMARKS[spec]
 

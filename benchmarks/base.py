@@ -55,11 +55,17 @@ class Benchmark:
     sampling: Sampling = REASONING_SAMPLING
     description: str = ""
     path: Path | None = None  # a custom benchmark's own file, read with local_layouts[0]
+    pass_k: tuple[int, ...] = ()  # pass@k values the paper reports, besides 1, 2, 4, ... n
+    group_by: str | None = None  # an item meta field results are also broken down by
+    keep: Callable[[Item], bool] | None = None  # which loaded items belong (e.g. a date window)
+    release: str | None = None  # a pinned release file's URL, read with local_layouts[0], when not on the Hub
 
     def load(self, data_dir: Path | None = None) -> Loaded:
         """Items from `data_dir` (Hub layout first, then known local copies) or from the Hub."""
         if self.path is not None:
-            return _build([self.path], self.local_layouts[0], {"kind": "file", "path": str(self.path)})
+            return _build(
+                [self.path], self.local_layouts[0], {"kind": "file", "path": str(self.path)}, self.keep
+            )
         data_dir = data_dir or _env_data_dir()
         if data_dir is not None:
             return self._load_local(Path(data_dir))
@@ -79,7 +85,7 @@ class Benchmark:
                 if self.hub and layout is self.hub.layout:
                     source.update(repo=self.hub.repo, revision=self.hub.revision)
                 try:
-                    loaded = _build(paths, layout, source)
+                    loaded = _build(paths, layout, source, self.keep)
                 except HarnessError as e:
                     broken.append(str(e))
                     continue
@@ -93,6 +99,9 @@ class Benchmark:
         )
 
     def _load_hub(self) -> Loaded:
+        if self.hub is None and self.release is not None:
+            path = _download(self.release, self.name)
+            return _build([path], self.local_layouts[0], {"kind": "release", "url": self.release}, self.keep)
         if self.hub is None:
             raise HarnessError(f"benchmark {self.name!r} has no Hub source; pass --data-dir")
         from huggingface_hub import hf_hub_download
@@ -113,7 +122,30 @@ class Benchmark:
                     f"DIR/{self.name}/, and --model with a local model folder."
                 ) from None
         source = {"kind": "hub", "repo": self.hub.repo, "revision": self.hub.revision}
-        return _build(paths, self.hub.layout, source)
+        return _build(paths, self.hub.layout, source, self.keep)
+
+
+def _download(url: str, benchmark: str) -> Path:
+    """A release file, downloaded once into the harness cache."""
+    import httpx
+
+    cache = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "harness")) / "releases"
+    path = cache / url.split("/")[-3] / url.split("/")[-2] / url.split("/")[-1]
+    if path.is_file():
+        return path
+    try:
+        response = httpx.get(url, follow_redirects=True, timeout=60)
+        response.raise_for_status()
+    except httpx.HTTPError as e:
+        raise HarnessError(
+            f"could not download {url} for benchmark {benchmark!r} ({type(e).__name__}).\n"
+            f"Offline? Pass --data-dir DIR with the file under DIR/{benchmark}/."
+        ) from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_bytes(response.content)
+    partial.replace(path)
+    return path
 
 
 def _env_data_dir() -> Path | None:
@@ -121,7 +153,9 @@ def _env_data_dir() -> Path | None:
     return Path(value) if value else None
 
 
-def _build(paths: list[Path], layout: Layout, source: dict[str, Any]) -> Loaded:
+def _build(
+    paths: list[Path], layout: Layout, source: dict[str, Any], keep: Callable[[Item], bool] | None = None
+) -> Loaded:
     items: list[Item] = []
     seen: dict[str, str] = {}
     for path in paths:
@@ -137,7 +171,8 @@ def _build(paths: list[Path], layout: Layout, source: dict[str, Any]) -> Loaded:
                     f"escape was decoded (e.g. TAB+'riangle' for \\triangle); use a clean copy"
                 )
             seen[item.id] = f"{path.name}:{number}"
-            items.append(item)
+            if keep is None or keep(item):
+                items.append(item)
     if not items:
         raise HarnessError(f"{', '.join(map(str, paths))}: no items")
     canonical = json.dumps([[i.id, i.problem, i.answer] for i in items], ensure_ascii=False)

@@ -1,11 +1,39 @@
-"""Custom benchmarks: `--benchmarks jsonl:PATH --scorer math`, one JSON object per line."""
+"""Custom benchmarks: `--benchmarks jsonl:PATH --scorer math|code`, one JSON object per line.
 
+math: `id`, `problem`, `answer`. code: `id`, `prompt`, `tests` (Python asserts that call the
+candidate's functions by name, or define `check(candidate)` with `entry_point` given), optional
+`entry_point`; the model's last fenced code block (or its whole answer) is the candidate.
+"""
+
+import json
 from pathlib import Path
+from typing import Any
 
 from benchmarks.base import Benchmark, Layout, columns
 from harness import HarnessError
+from harness.data import require
+from harness.types import Item
 
-FIELDS = {"math": columns(id="id", problem="problem", answer="answer")}
+
+def _code_item(row: dict[str, Any], path: Path, number: int) -> Item:
+    tests = require(row, "tests", path, number)
+    if not isinstance(tests, str):
+        raise HarnessError(f"{path}:{number}: `tests` must be Python source text")
+    try:
+        compile(tests, f"{path}:{number} tests", "exec")
+    except SyntaxError as e:
+        raise HarnessError(
+            f"{path}:{number}: `tests` is not valid Python ({e.msg}, line {e.lineno})"
+        ) from None
+    gold = {"kind": "tests", "tests": tests, "entry_point": row.get("entry_point"), "prelude": ""}
+    return Item(
+        id=str(require(row, "id", path, number)),
+        problem=str(require(row, "prompt", path, number)),
+        answer=json.dumps(gold),
+    )
+
+
+FIELDS = {"math": columns(id="id", problem="problem", answer="answer"), "code": _code_item}
 
 
 def custom_benchmark(spec: str, scorer: str | None) -> Benchmark:

@@ -5,7 +5,9 @@ resource limits (hard limits, which the code it then runs cannot raise again), a
 
 - ``program``: the code runs as ``__main__`` with the real stdin and stdout.
 - ``serve``: the code is executed as a module, then requests are answered on the reply pipe
-  (argv[2]): ``{"call": "f" | "Class.method", "args": [...], "kwargs": {...}}`` and
+  (argv[2]): ``{"call": "f" | "Class.method", "args": [...], "kwargs": {...}}`` (with
+  ``"not_none": true``, a non-bool result is sent as ``result is not None``; with
+  ``"digest_over": n``, a list or tuple whose repr is longer than n is sent as its sha256) and
   ``{"eval": "expr"}`` answer ``{"ok": value}`` or ``{"raise": [type, message]}``; values go by
   value (codec.py).
 - ``check``: trusted test code runs with each candidate name bound to a proxy that sends the call
@@ -17,6 +19,7 @@ Nothing this process reports is trusted by the harness except through values it 
 """
 
 import builtins
+import hashlib
 import json
 import os
 import resource
@@ -82,9 +85,15 @@ def serve(code, requests, replies):
                 else:
                     fn = namespace[target]
                 result = fn(*decode(request["args"]), **decode(request.get("kwargs", {"d": []})))
-            reply = {"ok": encode(result)}
+                if request.get("not_none") and not isinstance(result, bool):  # e.g. a re.Match
+                    result = result is not None
+            text = repr(result) if request.get("digest_over") and type(result) in (list, tuple) else ""
+            if len(text) > request.get("digest_over", 0):
+                reply = {"digest": hashlib.sha256(text.encode()).hexdigest()}
+            else:
+                reply = {"ok": encode(result)}
         except CodecError as e:
-            reply = {"raise": ["TypeError", str(e)]}
+            reply = {"raise": ["CodecError", str(e)]}
         except BaseException as e:  # the candidate's exception (SystemExit too), reported by name
             reply = {"raise": [type(e).__name__, str(e)[:2000]]}
         reply["seconds"] = time.perf_counter() - started

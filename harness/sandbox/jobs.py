@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.sandbox.codec import CodecError, decode
+from harness.sandbox.codec import CodecError, decode, encode
 from harness.sandbox.limits import Limits
 from harness.sandbox.process import Ended, Exit, Proc
 
@@ -44,6 +44,13 @@ def run_program(code: str, stdin: str, limits: Limits) -> Exit:
     return proc.wait(time.monotonic() + limits.wall)
 
 
+@dataclass(frozen=True)
+class Digest:
+    """The sha256 of a large result's repr, standing for it; equal digests mean equal reprs."""
+
+    sha256: str
+
+
 class CallFailed(Exception):
     """A call that did not return a value: `verdict` says why (raise, timeout, crash)."""
 
@@ -64,11 +71,25 @@ class Served:
             raise CallFailed(Verdict("error", "the sandbox did not start properly"))
         self.names = [str(n) for n in ready["ready"]]
 
-    def call(self, name: str, args: list, timeout: float | None = None) -> Any:
-        """The value `name(*args)` returns; CallFailed if it raises, runs too long or crashes."""
-        from harness.sandbox.codec import encode
+    def call(
+        self,
+        name: str,
+        args: list,
+        kwargs: dict | None = None,
+        timeout: float | None = None,
+        not_none: bool = False,
+        digest_over: int | None = None,
+    ) -> Any:
+        """The value `name(*args, **kwargs)` returns; CallFailed if it raises, runs too long or crashes.
 
-        self.proc.send({"call": name, "args": encode(list(args))})
+        `not_none`: a non-bool result comes back as `result is not None`. `digest_over`: a list or
+        tuple whose repr is longer comes back as a Digest of it (for outputs too large to send)."""
+        request = {"call": name, "args": encode(list(args)), "kwargs": encode(kwargs or {})}
+        if not_none:
+            request["not_none"] = True
+        if digest_over:
+            request["digest_over"] = digest_over
+        self.proc.send(request)
         return self._value(self._reply(timeout or self.limits.wall))
 
     def eval(self, expression: str, timeout: float | None = None) -> Any:
@@ -88,6 +109,8 @@ class Served:
 
     @staticmethod
     def _value(reply: dict) -> Any:
+        if isinstance(reply.get("digest"), str):
+            return Digest(reply["digest"])
         if "ok" in reply:
             try:
                 return decode(reply["ok"])

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from harness import HarnessError
+from harness.scoring.code import CodeScorer
 from harness.scoring.math import MathScorer
 
-SCORERS = {"math": MathScorer}
+SCORERS = {"math": MathScorer, "code": CodeScorer}
 
 
 def get_scorer(name: str, **options):

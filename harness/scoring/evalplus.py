@@ -1,0 +1,150 @@
+"""HumanEval+ and MBPP+ checked the evalplus way: differential testing against the ground truth.
+
+The canonical solution runs once per task (in the sandbox too) to give the expected outputs and
+their run times; each input of a candidate then has evalplus's time limit,
+max(MIN_TIME_LIMIT, GT_TIME_LIMIT_FACTOR x ground-truth time), and its output is compared in the
+harness with evalplus's rules: exact equality, float tolerance (`atol`, 1e-6 for float outputs),
+and evalplus's special oracles for the few tasks whose outputs are not unique. Base and plus
+inputs are checked separately; the score is the plus verdict (base and plus both pass), as on the
+evalplus leaderboard, and the base verdict is in the details.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from typing import Any
+
+import numpy as np
+from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
+from evalplus.eval import _special_oracle as oracle
+
+from harness.sandbox import CallFailed, Limits, Served, Verdict
+from harness.sandbox.codec import decode
+from harness.scoring.extract import function_code
+from harness.types import Score
+
+TASK_SECONDS = 60.0  # evalplus's per-task cap (EVALPLUS_TIMEOUT_PER_TASK)
+MEMORY_MB = 4096  # evalplus's default memory cap (EVALPLUS_MAX_MEMORY_BYTES)
+DIGEST_OVER = 1 << 20  # outputs whose encoding is longer are compared by sha256
+
+_truth: dict[str, tuple[list, list[float]]] = {}
+_truth_locks: dict[str, threading.Lock] = {}
+_guard = threading.Lock()
+
+
+def ground_truth(gold: dict, which: str) -> tuple[list, list[float]]:
+    """Expected outputs and run times of the canonical solution on the `which` inputs (cached)."""
+    key = hashlib.sha256(json.dumps([gold["solution"], gold[which]]).encode()).hexdigest()
+    with _guard:
+        lock = _truth_locks.setdefault(key, threading.Lock())
+    with lock:
+        if key not in _truth:
+            outputs, seconds = [], []
+            with Served(gold["solution"], _limits(TASK_SECONDS)) as served:
+                for args in decode(gold[which]):
+                    started = time.perf_counter()
+                    outputs.append(
+                        served.call(
+                            gold["entry_point"], args, not_none=_not_none(gold), digest_over=DIGEST_OVER
+                        )
+                    )
+                    seconds.append(time.perf_counter() - started)
+            _truth[key] = (outputs, seconds)
+    return _truth[key]
+
+
+def _limits(wall: float) -> Limits:
+    return Limits(wall=wall, cpu=TASK_SECONDS, memory_mb=MEMORY_MB)
+
+
+def _not_none(gold: dict) -> bool:
+    """Tasks whose outputs (re.Match objects) evalplus only checks for being None or not."""
+    return gold["dataset"] == "mbpp" and gold["entry_point"] in oracle.MBPP_OUTPUT_NOT_NONE_TASKS
+
+
+def _is_floats(x: Any) -> bool:
+    if isinstance(x, float):
+        return True
+    return isinstance(x, list | tuple) and bool(x) and all(isinstance(i, float) for i in x)
+
+
+def outputs_match(
+    dataset: str, entry: str, args: list, out: Any, exp: Any, atol: float
+) -> tuple[bool, float]:
+    """evalplus's comparison of one output; returns (match, the tolerance for the next inputs)."""
+    exact = out == exp
+    if dataset == "mbpp":
+        if entry == "are_equivalent":
+            exact = True
+        elif entry == "sum_div":
+            exact = exact or out == 0
+        elif entry == "surface_Area":
+            exact = exact or abs(out - oracle._surface_Area(*args)) <= atol
+        elif entry == "digit_distance_nums":
+            exact = exact or out == oracle._digit_distance_nums(*args)
+        elif entry in oracle.MBPP_OUTPUT_SET_EQ_TASKS:
+            exact = set(out) == set(exp)
+        elif entry in oracle.MBPP_OUTPUT_NOT_NONE_TASKS:
+            exact = out == exp if isinstance(out, bool) else exp == (out is not None)
+    if dataset == "humaneval" and entry == "find_zero":
+        return abs(oracle._poly(*args, out)) <= atol, atol
+    if atol == 0 and _is_floats(exp):
+        atol = 1e-6  # kept for the task's later inputs, as evalplus does
+    if exact or atol == 0:
+        return bool(exact), atol
+    if type(out) is not type(exp) or (isinstance(exp, list | tuple) and len(out) != len(exp)):
+        return False, atol
+    return bool(np.allclose(out, exp, rtol=1e-07, atol=atol)), atol
+
+
+def run_inputs(code: str, gold: dict, which: str) -> Verdict:
+    expected, seconds = ground_truth(gold, which)
+    if not expected:
+        return Verdict("pass")
+    limits = [max(DEFAULT_MIN_TIME_LIMIT, DEFAULT_GT_TIME_LIMIT_FACTOR * t) for t in seconds]
+    deadline = time.monotonic() + min(TASK_SECONDS, sum(limits)) + 1
+    atol = gold["atol"]
+    try:
+        with Served(code, _limits(limits[0] + 5)) as served:
+            for i, (args, exp, limit) in enumerate(zip(decode(gold[which]), expected, limits, strict=True)):
+                budget = min(limit, deadline - time.monotonic())
+                if budget <= 0:
+                    return Verdict("timeout", f"task time limit reached at {which} input {i}")
+                try:
+                    out = served.call(
+                        gold["entry_point"],
+                        args,
+                        timeout=budget,
+                        not_none=_not_none(gold),
+                        digest_over=DIGEST_OVER,
+                    )
+                except CallFailed as e:
+                    return Verdict(e.verdict.status, f"{which} input {i}: {e.verdict.reason}")
+                try:
+                    ok, atol = outputs_match(gold["dataset"], gold["entry_point"], args, out, exp, atol)
+                except Exception:  # an output the oracle cannot handle (e.g. not iterable)
+                    ok = False
+                if not ok:
+                    return Verdict("fail", f"wrong output on {which} input {i}")
+    except CallFailed as e:
+        return e.verdict
+    return Verdict("pass")
+
+
+def check(answer: str, gold: dict, limits: Limits) -> Score:  # noqa: ARG001 - limits come from the ground truth
+    from harness.scoring.code import verdict_score
+
+    entry = gold["entry_point"]
+    code = function_code(answer, entry)
+    if code is None:
+        return verdict_score(Verdict("fail", f"no code defining {entry} in the answer"), None)
+    if gold["dataset"] == "humaneval" and f"def {entry}" not in code:
+        code = gold["prompt"] + code  # a completion of the prompt's function body
+    base = run_inputs(code, gold, "base_input")
+    plus = run_inputs(code, gold, "plus_input") if base.passed else Verdict("fail", "base tests failed")
+    return verdict_score(
+        plus, code, base=base.status, **({"base_reason": base.reason} if base.reason else {})
+    )
