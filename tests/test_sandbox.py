@@ -1,0 +1,709 @@
+"""Functional tests of harness.sandbox: programs, served calls, out-of-process tests, the codec, cleanup.
+
+Hostile programs are in test_sandbox_adversarial.py; these check that legitimate code gets the right
+answers and that every call cleans up after itself (processes, cgroups, work directories).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import signal
+import threading
+import time
+from collections import Counter, OrderedDict, namedtuple
+from pathlib import Path
+
+import pytest
+
+from harness.sandbox import (
+    VERDICTS,
+    CallFailed,
+    Exit,
+    Limits,
+    Served,
+    Verdict,
+    cgroup,
+    facts,
+    isolated,
+    isolation,
+    run_program,
+    run_tests,
+)
+from harness.sandbox.codec import MAX_DEPTH, CodecError, decode, encode
+
+LIMITS = Limits(wall=5.0, cpu=5.0, memory_mb=512, processes=16)
+
+
+def marker() -> str:
+    """A unique `sleep` duration: a process whose argv holds it is one this test started."""
+    return f"{random.randint(3000, 3999)}.{random.randint(10**8, 10**9 - 1)}"
+
+
+def survivors(mark: str) -> list[int]:
+    """Pids of live (non-zombie) processes on this machine whose command line contains `mark`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if mark.encode() in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def own_cgroups() -> list[Path]:
+    """Control groups the sandbox made for this process that still exist."""
+    version, _ = cgroup.available()
+    if version is None:
+        return []
+    assert isinstance(cgroup._state, tuple)
+    prefix = f"{os.getpid()}-"
+    return [d for base in set(cgroup._state[1].values()) for d in base.iterdir() if d.name.startswith(prefix)]
+
+
+@pytest.fixture
+def mark():
+    """A marker for processes the test's program starts; any survivor is killed (by pid) afterwards."""
+    value = marker()
+    yield value
+    for pid in survivors(value):
+        os.kill(pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------
+# run_program
+
+
+def test_program_reads_stdin_and_writes_stdout():
+    code = "import sys\nnums = list(map(int, sys.stdin.read().split()))\nprint(sum(nums), max(nums))\n"
+    exit = run_program(code, "3 4\n5\n", LIMITS)
+    assert isinstance(exit, Exit)
+    assert (exit.status, exit.reason, exit.returncode) == ("ok", "", 0)
+    assert exit.stdout == b"12 5\n"
+    assert exit.seconds < LIMITS.wall
+
+
+def test_program_large_stdin_and_stdout_round_trip():
+    data = "".join(f"{i}\n" for i in range(200_000))  # ~1.3 MB each way: the pipes are pumped both ways
+    exit = run_program("import sys\nsys.stdout.write(sys.stdin.read())\n", data, LIMITS)
+    assert exit.status == "ok"
+    assert exit.stdout == data.encode()
+
+
+def test_program_binary_stdout_kept_as_bytes():
+    exit = run_program("import sys\nsys.stdout.buffer.write(bytes(range(256)))\n", "", LIMITS)
+    assert exit.status == "ok"
+    assert exit.stdout == bytes(range(256))
+
+
+def test_program_runs_as_main_in_work_directory():
+    code = "import os\nif __name__ == '__main__':\n    print(os.getcwd())\n"
+    exit = run_program(code, "", LIMITS)
+    assert exit.status == "ok"
+    if isolated():
+        assert exit.stdout == b"/work\n"
+
+
+def test_program_exception_is_an_error_with_its_last_stderr_line():
+    exit = run_program("print('partial')\nraise ValueError('bad input 42')\n", "", LIMITS)
+    assert exit.status == "error"
+    assert exit.returncode != 0
+    assert exit.reason == "ValueError: bad input 42"
+    assert exit.stdout == b"partial\n"
+    assert "Traceback" in exit.stderr
+
+
+def test_program_nonzero_exit_code_is_an_error():
+    exit = run_program("import sys\nsys.exit(3)\n", "", LIMITS)
+    assert exit.status == "error"
+    assert exit.returncode == 3
+
+
+def test_program_syntax_error_is_an_error():
+    exit = run_program("def broken(:\n", "", LIMITS)
+    assert exit.status == "error"
+    assert "SyntaxError" in exit.reason
+
+
+def test_program_timeout():
+    limits = Limits(wall=1.0, cpu=5.0)
+    started = time.monotonic()
+    exit = run_program("import time\ntime.sleep(60)\n", "", limits)
+    assert exit.status == "timeout"
+    assert "wall-clock" in exit.reason
+    assert time.monotonic() - started < limits.wall + 2.0
+
+
+def test_program_memory_limit():
+    exit = run_program("x = b'a' * (600 << 20)\n", "", Limits(wall=5.0, memory_mb=256))
+    assert exit.status == "memory"
+
+
+def test_concurrent_programs_from_threads():
+    results: dict[int, Exit] = {}
+
+    def work(i: int) -> None:
+        results[i] = run_program(f"print({i} * int(input()))", "7\n", LIMITS)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert {i: (e.status, e.stdout) for i, e in results.items()} == {
+        i: ("ok", f"{7 * i}\n".encode()) for i in range(6)
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Served
+
+SERVED_CODE = """
+import math
+
+def ident(x):
+    return x
+
+def pair(a, b):
+    return (a, b)
+
+def shapes():
+    return {
+        "tuple": (1, "two", 3.0),
+        "set": {1, 2, 3},
+        "frozenset": frozenset({"a", "b"}),
+        "bytes": b"\\x00\\xffabc",
+        "inf": math.inf,
+        "ninf": -math.inf,
+        "complex": 1.5 - 2j,
+        "none": None,
+        "bools": [True, False],
+        "big": 10 ** 40,
+        (1, 2): [{"nested": ({1}, frozenset({(2, 3)}))}],
+    }
+
+def nan():
+    return float("nan")
+
+def fail(message):
+    raise ValueError(message)
+
+def custom():
+    class Oops(Exception):
+        pass
+    raise Oops("custom")
+
+def unpassable():
+    return object()
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+    def add(self, k):
+        self.n += k
+        return self.n
+
+CONSTANT = 41
+"""
+
+
+@pytest.fixture(scope="module")
+def served():
+    with Served(SERVED_CODE, LIMITS) as s:
+        yield s
+
+
+def test_served_names(served):
+    assert set(served.names) == {"ident", "pair", "shapes", "nan", "fail", "custom", "unpassable", "Counter"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        0,
+        -(10**30),
+        2.5,
+        math.inf,
+        -math.inf,
+        "héllo\n\u2028",
+        b"\x00\x01",
+        (1, (2, (3,))),
+        [1, [2, [3, []]]],
+        {1, "a", (2, 3)},
+        frozenset({1, 2}),
+        {"k": [1, {"n": (None,)}], 3: b"v", (1, 2): frozenset()},
+        3 + 4j,
+        [],
+        (),
+        {},
+    ],
+    ids=repr,
+)
+def test_served_values_round_trip(served, value):
+    result = served.call("ident", [value])
+    assert result == value
+    assert type(result) is type(value)
+
+
+def test_served_structures(served):
+    result = served.call("shapes", [])
+    assert result == {
+        "tuple": (1, "two", 3.0),
+        "set": {1, 2, 3},
+        "frozenset": frozenset({"a", "b"}),
+        "bytes": b"\x00\xffabc",
+        "inf": math.inf,
+        "ninf": -math.inf,
+        "complex": 1.5 - 2j,
+        "none": None,
+        "bools": [True, False],
+        "big": 10**40,
+        (1, 2): [{"nested": ({1}, frozenset({(2, 3)}))}],
+    }
+    assert type(result["tuple"]) is tuple and type(result["set"]) is set
+    assert served.call("pair", [1, [2]]) == (1, [2])
+    assert math.isnan(served.call("nan", []))
+
+
+def test_served_eval_and_methods(served):
+    assert served.eval("CONSTANT + 1") == 42
+    assert served.call("Counter.add", [2]) == 2
+    assert served.call("Counter.add", [3]) == 5  # one instance per class, kept between calls
+
+
+def test_served_exception_is_call_failed_fail(served):
+    with pytest.raises(CallFailed) as info:
+        served.call("fail", ["nope 7"])
+    assert info.value.verdict.status == "fail"
+    assert info.value.verdict.details == {"exception": "ValueError"}
+    assert "nope 7" in info.value.verdict.reason
+    with pytest.raises(CallFailed) as info:
+        served.call("custom", [])
+    assert info.value.verdict.status == "fail"
+    assert info.value.verdict.details == {"exception": "Oops"}
+    assert served.call("ident", [5]) == 5  # still serving after exceptions
+
+
+def test_served_unpassable_value_fails(served):
+    with pytest.raises(CallFailed) as info:
+        served.call("unpassable", [])
+    assert info.value.verdict.status == "fail"
+    assert "cannot pass a value of type object" in info.value.verdict.reason
+
+
+def test_served_missing_name_fails(served):
+    with pytest.raises(CallFailed) as info:
+        served.call("no_such_function", [])
+    assert info.value.verdict.status == "fail"
+
+
+def test_served_call_timeout_then_closed():
+    with Served("import time\ndef slow():\n    time.sleep(60)\n", LIMITS) as s:
+        started = time.monotonic()
+        with pytest.raises(CallFailed) as info:
+            s.call("slow", [], timeout=1.0)
+        assert info.value.verdict.status == "timeout"
+        assert time.monotonic() - started < 3.0
+
+
+CRASH_MISREPORTED = pytest.mark.xfail(
+    strict=True,
+    reason="BUG: when a served process ends on its own (import error, crash), Served._reply calls "
+    "Proc.close(), which SIGKILLs bwrap before its exit status is collected; the -9 is then reported "
+    "as 'timeout: killed by a signal (CPU time limit)' instead of an error",
+)
+
+
+def test_served_import_error_is_call_failed():
+    with pytest.raises(CallFailed) as info:
+        Served("raise RuntimeError('at import')\n", LIMITS)
+    assert info.value.verdict.status != "pass"
+
+
+@CRASH_MISREPORTED
+def test_served_import_error_is_reported_as_an_error():
+    with pytest.raises(CallFailed) as info:
+        Served("raise RuntimeError('at import')\n", LIMITS)
+    assert info.value.verdict.status == "error"
+    assert "RuntimeError: at import" in info.value.verdict.reason
+
+
+@CRASH_MISREPORTED
+def test_served_process_exit_in_a_call_is_reported_as_an_error():
+    with Served("import os\ndef f():\n    os._exit(3)\n", LIMITS) as s:
+        with pytest.raises(CallFailed) as info:
+            s.call("f", [])
+    assert info.value.verdict.status == "error"
+
+
+def test_served_many_calls():
+    with Served("def sq(x):\n    return x * x\n", LIMITS) as s:
+        assert [s.call("sq", [i]) for i in range(200)] == [i * i for i in range(200)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: after a call failed (the process was killed and its pipes closed), the next call "
+    "raises OSError(EBADF) from selector.register on the closed request fd instead of CallFailed",
+)
+def test_served_call_after_the_process_ended_is_call_failed():
+    s = Served("import time\ndef slow():\n    time.sleep(60)\ndef one():\n    return 1\n", LIMITS)
+    try:
+        with pytest.raises(CallFailed):
+            s.call("slow", [], timeout=0.5)
+        with pytest.raises(CallFailed):
+            s.call("one", [])
+    finally:
+        s.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: bwrap --die-with-parent uses PR_SET_PDEATHSIG, which fires when the *thread* that "
+    "started the sandbox exits, so a Served made in a worker thread dies with that thread (and is "
+    "then reported as a CPU-time timeout)",
+)
+def test_served_made_in_a_thread_outlives_the_thread():
+    box: dict[str, Served] = {}
+    thread = threading.Thread(target=lambda: box.setdefault("s", Served("def g():\n    return 5\n", LIMITS)))
+    thread.start()
+    thread.join()
+    time.sleep(0.3)
+    try:
+        assert box["s"].call("g", []) == 5
+    finally:
+        box["s"].close()
+
+
+# ---------------------------------------------------------------------------------------------
+# codec
+
+Point = namedtuple("Point", "x y")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        False,
+        7,
+        -1.25,
+        "",
+        "ünïcode",
+        b"",
+        bytes(range(256)),
+        (1, [2, {3: (4,)}]),
+        {frozenset({1}): {"x": {2}}},
+        complex(math.inf, -0.5),
+        [math.inf, -math.inf],
+        [[[[[[1]]]]]],
+    ],
+    ids=repr,
+)
+def test_codec_round_trip(value):
+    import json
+
+    decoded = decode(json.loads(json.dumps(encode(value))))
+    assert decoded == value
+    assert type(decoded) is type(value)
+
+
+def test_codec_nan_round_trip():
+    assert math.isnan(decode(encode(math.nan)))
+
+
+def test_codec_subclasses_become_builtin_types():
+    class Sneaky(int):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = int.__hash__
+
+    assert type(decode(encode(Sneaky(3)))) is int and decode(encode(Sneaky(3))) == 3
+    assert type(decode(encode(OrderedDict(a=1)))) is dict
+    assert decode(encode(Counter("aab"))) == {"a": 2, "b": 1}
+    assert type(decode(encode(Point(1, 2)))) is tuple and decode(encode(Point(1, 2))) == (1, 2)
+
+
+@pytest.mark.parametrize("value", [object(), len, Exception("x"), range(3), [1, object()], {"k": print}])
+def test_codec_refuses_other_types(value):
+    with pytest.raises(CodecError):
+        encode(value)
+
+
+def test_codec_refuses_deep_values():
+    value: list = []
+    for _ in range(MAX_DEPTH + 5):
+        value = [value]
+    with pytest.raises(CodecError):
+        encode(value)
+
+
+def _deep_list(levels: int) -> list:
+    data: list = []
+    for _ in range(levels):
+        data = [data]
+    return data
+
+
+def _deep(levels: int) -> object:
+    data: object = 1
+    for _ in range(levels):
+        data = {"t": [data]}
+    return data
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"t": 5},
+        {"t": "abc"},
+        {"s": {"x": 1}},
+        {"zzz": []},
+        {"eval": "__import__('os')"},
+        {"t": [], "s": []},
+        {},
+        {"f": "1.0"},
+        {"f": 1.0},
+        {"c": [1, 2]},
+        {"c": [1.0]},
+        {"b": "zz"},
+        {"b": 5},
+        {"d": [[1]]},
+        {"d": [[1, 2, 3]]},
+        {"d": "ab"},
+        {"s": [[1]]},
+        {"d": [[[1], 2]]},
+        {"fs": [{"d": []}]},
+        (1, 2),
+        {1, 2},
+        b"raw",
+        _deep(MAX_DEPTH + 10),
+        _deep_list(MAX_DEPTH + 10),
+    ],
+    ids=lambda d: repr(d)[:40],
+)
+def test_codec_decode_refuses_malformed(data):
+    with pytest.raises(CodecError):
+        decode(data)
+
+
+def test_codec_decode_builds_only_builtin_types():
+    import json
+
+    for text in ['{"t": [1, {"s": [2]}]}', '{"d": [[{"t": [1]}, {"b": "ff"}]]}', '{"c": [1.0, 2.0]}']:
+        value = decode(json.loads(text))
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            assert type(item) in (int, float, str, bytes, complex, tuple, list, set, frozenset, dict)
+            if isinstance(item, dict):
+                stack += [*item.keys(), *item.values()]
+            elif isinstance(item, (tuple, list, set, frozenset)):
+                stack += list(item)
+
+
+# ---------------------------------------------------------------------------------------------
+# run_tests
+
+
+def test_run_tests_pass():
+    code = "def add(a, b):\n    return a + b\n"
+    verdict = run_tests(code, "assert add(1, 2) == 3\nassert add('a', 'b') == 'ab'\n", LIMITS)
+    assert isinstance(verdict, Verdict)
+    assert verdict.status == "pass" and verdict.passed
+
+
+def test_run_tests_fail_names_the_assertion():
+    code = "def add(a, b):\n    return a - b\n"
+    verdict = run_tests(code, "assert add(1, 1) == 0\nassert add(1, 2) == 3\n", LIMITS)
+    assert verdict.status == "fail" and not verdict.passed
+    assert "AssertionError" in verdict.reason
+    assert "assert add(1, 2) == 3" in verdict.reason
+
+
+def test_run_tests_candidate_exception_fails():
+    verdict = run_tests("def f(x):\n    return 1 // x\n", "assert f(0) == 0\n", LIMITS)
+    assert verdict.status == "fail"
+    assert "ZeroDivisionError" in verdict.reason
+
+
+def test_run_tests_builtin_exceptions_can_be_expected():
+    code = "def parse(s):\n    if not s.isdigit():\n        raise ValueError(s)\n    return int(s)\n"
+    tests = "try:\n    parse('x')\n    raise AssertionError('no error')\nexcept ValueError:\n    pass\n"
+    assert run_tests(code, tests + "assert parse('12') == 12\n", LIMITS).status == "pass"
+
+
+def test_run_tests_candidate_syntax_error_does_not_pass():
+    assert run_tests("def f(:\n", "assert f() == 1\n", LIMITS).status != "pass"
+
+
+@CRASH_MISREPORTED
+def test_run_tests_candidate_syntax_error_is_an_error():
+    verdict = run_tests("def f(:\n", "assert f() == 1\n", LIMITS)
+    assert verdict.status == "error"
+    assert "SyntaxError" in verdict.reason
+
+
+def test_run_tests_candidate_timeout():
+    limits = Limits(wall=1.5, cpu=5.0)
+    started = time.monotonic()
+    verdict = run_tests("def f():\n    while True:\n        pass\n", "assert f() == 1\n", limits)
+    assert verdict.status == "timeout"
+    assert time.monotonic() - started < limits.wall + 2.0
+
+
+def test_run_tests_missing_function_fails():
+    verdict = run_tests("def g():\n    return 1\n", "assert f() == 1\n", LIMITS)
+    assert verdict.status == "fail"
+    assert "NameError" in verdict.reason
+
+
+HUMANEVAL_PROMPT = '''
+from typing import List
+
+
+def helper(xs: List[int]) -> int:
+    """Trusted code from the prompt."""
+    return len(xs)
+
+
+def total_length(xs: List[List[int]]) -> int:
+    """Sum of the lengths of the lists."""
+'''
+
+HUMANEVAL_TEST = """
+METADATA = {}
+
+
+def check(candidate):
+    assert candidate([[1, 2], [3]]) == 3
+    assert candidate([]) == 0
+    assert helper([1, 2, 3]) == 3
+"""
+
+
+def test_run_tests_humaneval_style_pass():
+    completion = HUMANEVAL_PROMPT + "    return sum(helper(x) for x in xs)\n"
+    verdict = run_tests(
+        completion, HUMANEVAL_TEST, LIMITS, entry_point="total_length", prelude=HUMANEVAL_PROMPT
+    )
+    assert verdict.status == "pass", verdict.reason
+
+
+def test_run_tests_humaneval_style_fail():
+    completion = HUMANEVAL_PROMPT + "    return len(xs)\n"
+    verdict = run_tests(
+        completion, HUMANEVAL_TEST, LIMITS, entry_point="total_length", prelude=HUMANEVAL_PROMPT
+    )
+    assert verdict.status == "fail"
+    assert "assert candidate([[1, 2], [3]]) == 3" in verdict.reason
+
+
+def test_run_tests_check_not_called_without_entry_point():
+    verdict = run_tests("def f():\n    return 1\n", "def check(candidate):\n    assert False\n", LIMITS)
+    assert verdict.status == "pass"
+
+
+def test_run_tests_prelude_helpers_stay_trusted():
+    # The candidate redefines the prompt's helper; the tests must still call the prompt's version.
+    completion = HUMANEVAL_PROMPT + "    return sum(len(x) for x in xs)\n\n\ndef helper(xs):\n    return 99\n"
+    verdict = run_tests(
+        completion, HUMANEVAL_TEST, LIMITS, entry_point="total_length", prelude=HUMANEVAL_PROMPT
+    )
+    assert verdict.status == "pass", verdict.reason
+
+
+def test_verdict_statuses():
+    assert VERDICTS == ("pass", "fail", "timeout", "memory", "error")
+
+
+# ---------------------------------------------------------------------------------------------
+# isolation facts and cleanup
+
+
+def test_facts():
+    info = facts()
+    assert info["isolation"] == ("bwrap" if isolated() else "none")
+    if isolated():
+        assert "warning" not in info
+        assert info["bwrap"]
+    else:
+        assert "NO ISOLATION" in info["warning"]
+    version, _ = cgroup.available()
+    assert info["cgroup"] == version or str(info["cgroup"]).startswith("unavailable")
+
+
+def test_bwrap_is_used_here():
+    """This machine has bubblewrap; if it stops working the suite must say so, not silently degrade."""
+    import shutil
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed")
+    assert isolated(), isolation._bwrap_problem()
+    assert facts()["isolation"] == "bwrap"
+
+
+def test_no_processes_or_cgroups_left_after_each_api(mark):
+    daemon = (
+        "import os\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        f"    os.execv('/bin/sleep', ['sleep', '{mark}'])\n"
+        "import time\n"
+        "time.sleep(0.2)\n"
+        "def f():\n"
+        "    return 1\n"
+    )
+    before = set(own_cgroups())
+    assert run_program(daemon, "", LIMITS).status == "ok"
+    assert survivors(mark) == []
+    with Served(daemon, LIMITS) as s:
+        assert s.call("f", []) == 1
+        if isolated():
+            assert survivors(mark), "the daemon should be running while the Served is open"
+    assert survivors(mark) == []
+    assert run_tests(daemon, "assert f() == 1\n", LIMITS).status == "pass"
+    assert survivors(mark) == []
+    assert set(own_cgroups()) <= before
+
+
+@pytest.fixture
+def unisolated(monkeypatch):
+    """The fallback without bubblewrap (HARNESS_SANDBOX=none), for legitimate programs only."""
+    monkeypatch.setenv("HARNESS_SANDBOX", "none")
+    isolation._bwrap_problem.cache_clear()
+    yield
+    monkeypatch.undo()
+    isolation._bwrap_problem.cache_clear()
+
+
+def test_without_bwrap_facts_warn_and_workdir_is_removed(unisolated):
+    assert not isolated()
+    assert "NO ISOLATION" in facts()["warning"]
+    exit = run_program("import os\nopen('scratch.txt', 'w').write('x')\nprint(os.getcwd())\n", "", LIMITS)
+    assert exit.status == "ok"
+    workdir = Path(exit.stdout.decode().strip())
+    assert workdir.name.startswith("harness-sandbox-")
+    assert not workdir.exists()
+    s = Served("import os\ndef cwd():\n    return os.getcwd()\n", LIMITS)
+    served_dir = Path(s.call("cwd", []))
+    assert served_dir.is_dir() and served_dir.name.startswith("harness-sandbox-")
+    s.close()
+    assert not served_dir.exists()
+    assert run_tests("def f():\n    return 2\n", "assert f() == 2\n", LIMITS).status == "pass"
+
+
+def test_isolated_mode_makes_no_host_workdir():
+    if not isolated():
+        pytest.skip("bubblewrap isolation unavailable")
+    exit = run_program("import os\nprint(os.getcwd(), sorted(os.listdir('.')))\n", "", LIMITS)
+    assert exit.stdout == b"/work []\n"
