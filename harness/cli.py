@@ -88,6 +88,12 @@ def eval_command(
         float | None, typer.Option(help="Seconds per scorer call before it is killed.")
     ] = None,
     score_workers: Annotated[int | None, typer.Option(help="Scorer worker processes.")] = None,
+    upstream_compat: Annotated[
+        bool,
+        typer.Option(
+            help="CRUXEval: drop invalid answers from n as the upstream scorer does (inflates pass@k)."
+        ),
+    ] = False,
     fit_hardware: Annotated[bool, typer.Option(help="Cap n and max tokens when there is no GPU.")] = False,
 ) -> None:
     """Generate, score and aggregate: writes run.json, generations.jsonl, scores.jsonl, results.json."""
@@ -128,6 +134,7 @@ def eval_command(
         request_timeout=request_timeout,
         score_timeout=score_timeout,
         score_workers=score_workers,
+        upstream_compat=upstream_compat,
     )
     from harness.report.table import render
 

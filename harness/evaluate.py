@@ -52,6 +52,7 @@ class EvalConfig:
     request_timeout: float = 600.0  # openai: seconds per request
     score_timeout: float | None = None
     score_workers: int | None = None
+    upstream_compat: bool = False  # CRUXEval: drop invalid answers from n, as the upstream scorer does
 
 
 def derive_seed(run_seed: int, benchmark: str, item_id: str, sample_idx: int) -> int:
@@ -84,7 +85,7 @@ def plan(cfg: EvalConfig) -> Plan:
     if len(set(names)) != len(names):
         raise HarnessError(f"benchmark names repeat: {', '.join(names)}")
     requests: list[Request] = []
-    sampling, datasets, prompts, answers = {}, {}, {}, {}
+    sampling, datasets, prompts, answers, groups = {}, {}, {}, {}, {}
     for bench in benchmarks:
         loaded = bench.load(cfg.data_dir)
         items = loaded.items[: cfg.limit] if cfg.limit else loaded.items
@@ -104,6 +105,11 @@ def plan(cfg: EvalConfig) -> Plan:
         datasets[bench.name] = loaded.source
         prompts[bench.name] = {"template": template, "system": cfg.system_prompt}
         answers[bench.name] = {item.id: item.answer for item in items}
+        if bench.group_by:
+            groups[bench.name] = {
+                "by": bench.group_by,
+                "items": {item.id: str(item.meta.get(bench.group_by, "unknown")) for item in items},
+            }
         for item in items:
             messages = messages_for(item, template, cfg.system_prompt)
             for k in range(s.n):
@@ -123,6 +129,7 @@ def plan(cfg: EvalConfig) -> Plan:
         "scorers": {b.name: b.scorer for b in benchmarks},
         "prompt_hashes": {b: stable_hash(p) for b, p in prompts.items()},
         "dataset_hashes": {b: d["content_hash"] for b, d in datasets.items()},
+        **extra_config(benchmarks, cfg.upstream_compat),
     }
     run_info = {
         "config": config,
@@ -132,8 +139,33 @@ def plan(cfg: EvalConfig) -> Plan:
         "packages": packages(),
         "machine": machine(),
         "answers": answers,
+        **({"groups": groups} if groups else {}),
+        **sandbox_record(benchmarks),
     }
     return Plan(requests=requests, run_info=run_info)
+
+
+def extra_config(benchmarks: list, upstream_compat: bool) -> dict[str, Any]:
+    """Config entries only some runs have (absent otherwise, so older runs keep their hashes)."""
+    extra: dict[str, Any] = {}
+    pass_k = {b.name: list(b.pass_k) for b in benchmarks if b.pass_k}
+    if pass_k:
+        extra["pass_k"] = pass_k
+    if upstream_compat:
+        extra["upstream_compat"] = True
+    return extra
+
+
+def sandbox_record(benchmarks: list) -> dict[str, Any]:
+    """How code is isolated, for runs that execute model code; warns loudly when it is not."""
+    if not any(b.scorer == "code" for b in benchmarks):
+        return {}
+    from harness import sandbox
+
+    facts = sandbox.facts()
+    if "warning" in facts:
+        console.print(f"[bold red]WARNING: {facts['warning']}[/bold red]")
+    return {"sandbox": facts}
 
 
 BACKENDS = ("hf", "vllm", "openai")

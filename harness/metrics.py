@@ -77,8 +77,10 @@ def _rate(values: list) -> float | None:
     return float(np.mean(known)) if known else None
 
 
-def aggregate(outcomes: Iterable[Outcome]) -> dict:
-    """All metrics for one benchmark, named as in the run-directory contract."""
+def aggregate(outcomes: Iterable[Outcome], extra_k: Iterable[int] = ()) -> dict:
+    """All metrics for one benchmark, named as in the run-directory contract.
+
+    `extra_k`: pass@k values a benchmark's paper reports besides the powers of two (when k <= n)."""
     by_item: dict[str, list[Outcome]] = defaultdict(list)
     for o in outcomes:
         by_item[o.item_id].append(o)
@@ -93,7 +95,7 @@ def aggregate(outcomes: Iterable[Outcome]) -> dict:
     if n_min != n_max:
         result["samples_per_item"] = {"min": n_min, "max": n_max}
     result[f"avg@{n_max}"] = float(item_means.mean())
-    for k in k_values(n_min):
+    for k in sorted(set(k_values(n_min)) | {k for k in extra_k if k <= n_min}):
         per_item = [pass_at_k(len(g), sum(o.value >= 1.0 for o in g), k) for g in groups]
         result[f"pass@{k}"] = float(np.mean(per_item))
     result[f"maj@{n_max}"] = float(np.mean([majority_value(g) for g in groups]))

@@ -128,7 +128,10 @@ def finalize(run: RunDir, info: dict, versions: dict[str, str]) -> dict:
     run.rewrite(SCORES, scores)
 
     outcomes: dict[str, list[Outcome]] = {b: [] for b in info["config"]["benchmarks"]}
-    for g, s in zip(generations, scores, strict=True):
+    kept = zip(generations, scores, strict=True)
+    if info["config"].get("upstream_compat"):
+        kept = upstream_samples(list(kept))
+    for g, s in kept:
         outcomes[g["benchmark"]].append(
             Outcome(
                 item_id=g["item_id"],
@@ -139,11 +142,26 @@ def finalize(run: RunDir, info: dict, versions: dict[str, str]) -> dict:
                 completion_tokens=g["completion_tokens"],
             )
         )
-    results = {b: aggregate(o) for b, o in outcomes.items()}
+    pass_k = info["config"].get("pass_k", {})
+    results = {b: aggregate(o, pass_k.get(b, ())) for b, o in outcomes.items()}
+    for b, grouping in info.get("groups", {}).items():
+        by_group: dict[str, list[Outcome]] = defaultdict(list)
+        for o in outcomes[b]:
+            by_group[grouping["items"][o.item_id]].append(o)
+        results[b]["breakdown"] = {
+            grouping["by"]: {name: aggregate(o, pass_k.get(b, ())) for name, o in sorted(by_group.items())}
+        }
     run.write_json(RESULTS, results)
     if info.get("scorer_versions") != versions:
         run.write_json(RUN, {**info, "scorer_versions": versions})
     return results
+
+
+def upstream_samples(pairs: list[tuple[dict, dict]]) -> list[tuple[dict, dict]]:
+    """CRUXEval's upstream rule: an item's invalid answers leave n, unless none of its answers is
+    right (then all stay, as failures). It inflates pass@k; used only with upstream_compat."""
+    solved = {record_key(g)[:2] for g, s in pairs if s["value"] >= 1.0}
+    return [(g, s) for g, s in pairs if not (s["details"].get("invalid") and record_key(g)[:2] in solved)]
 
 
 def _unique(records: list[dict]) -> list[dict]:

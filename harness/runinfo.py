@@ -11,7 +11,15 @@ from typing import Any
 
 import harness
 
-TRACKED_PACKAGES = ("math-verify", "latex2sympy2_extended", "evalplus", "transformers", "torch", "vllm", "numpy")
+TRACKED_PACKAGES = (
+    "math-verify",
+    "latex2sympy2_extended",
+    "evalplus",
+    "transformers",
+    "torch",
+    "vllm",
+    "numpy",
+)
 
 
 def stable_hash(obj: Any) -> str:

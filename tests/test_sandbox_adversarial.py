@@ -369,12 +369,6 @@ SHADOW_BUILTINS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a candidate's top-level function named like a builtin (abs, all, len, sorted...) is "
-    "bound as a proxy in the test namespace (driver.check binds every name not in the namespace, and "
-    "builtins live in __builtins__, not the namespace), so it replaces the builtin the tests call",
-)
 @pytest.mark.parametrize("name", list(SHADOW_BUILTINS))
 def test_candidate_cannot_replace_builtins_used_by_the_tests(name):
     code, tests = SHADOW_BUILTINS[name]
@@ -383,11 +377,6 @@ def test_candidate_cannot_replace_builtins_used_by_the_tests(name):
     assert run_tests(code, check, FAST, entry_point="f").status != "pass"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the test-side proxy re-raises the candidate's StopIteration as a real StopIteration, "
-    "which map()/filter() take as the end of iteration, so all(map(...)) over the candidate passes",
-)
 def test_candidate_stopiteration_cannot_end_the_tests_iteration():
     code = "def f(x):\n    raise StopIteration\n"
     tests = "assert all(map(lambda x: f(x) == x * 2, range(5)))\n"
@@ -429,11 +418,6 @@ def test_forged_reply_is_refused(reply):
     assert seconds < FAST.wall + SLACK
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='BUG: a forged reply {"raise": 5} (or "raise": "abc") makes Served._value unpack a non-pair '
-    "and raise TypeError/ValueError out of Served.call instead of CallFailed",
-)
 @pytest.mark.parametrize("reply", [b'{"raise": 5}', b'{"raise": "abc"}', b'{"raise": [1, 2, 3]}'])
 def test_forged_raise_reply_is_call_failed(reply):
     code = prog(
@@ -449,12 +433,6 @@ def test_forged_raise_reply_is_call_failed(reply):
             s.call("f", [])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Served.__init__ raises CallFailed('did not start properly') on a first message without "
-    "a 'ready' list but never closes the process: the sandbox (and anything it started) keeps running "
-    "after run_tests returned, and its cgroup is never removed",
-)
 def test_forged_ready_message_leaves_nothing_running(mark):
     code = prog(
         f"""
@@ -634,13 +612,6 @@ def test_system_and_harness_directories_are_read_only():
                 path.write_bytes(content)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (escape): bwrap run as real root maps the sandbox uid 65534 to host uid 0, and bwrap "
-    "only covers /proc/sys read-only when access(W_OK) on the directory succeeds (it does not), so "
-    "host-global sysctls such as kernel.core_pattern are writable from inside the sandbox "
-    "(core_pattern='|cmd' = host root code execution)",
-)
 def test_global_sysctls_are_not_writable():
     # Opens for writing only, never writes: an open that succeeds is already the failure.
     code = prog(

@@ -44,7 +44,18 @@ def _bwrap_argv(limits: Limits) -> list[str]:
     for root in roots:
         argv += ["--ro-bind", root, root]
     disk = str(limits.disk_mb << 20)
-    argv += ["--ro-bind", str(DRIVER_DIR), "/sandbox", "--proc", "/proc", "--dev", "/dev"]
+    # /proc read-only: run as root, the sandbox's uid maps to host root, and /proc/sys is host-wide
+    argv += [
+        "--ro-bind",
+        str(DRIVER_DIR),
+        "/sandbox",
+        "--proc",
+        "/proc",
+        "--remount-ro",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
     argv += ["--size", disk, "--tmpfs", "/tmp", "--size", disk, "--tmpfs", "/work", "--chdir", "/work"]
     argv += ["--clearenv"] + [x for k, v in ENV.items() for x in ("--setenv", k, v)]
     return argv + ["--", python, "-I", "-S", "/sandbox/driver.py"]

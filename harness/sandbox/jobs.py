@@ -68,6 +68,7 @@ class Served:
         self.names: list[str] = []
         ready = self._reply(limits.wall)
         if not isinstance(ready.get("ready"), list):
+            self.close()
             raise CallFailed(Verdict("error", "the sandbox did not start properly"))
         self.names = [str(n) for n in ready["ready"]]
 
@@ -105,7 +106,8 @@ class Served:
         try:
             return self.proc.recv(time.monotonic() + timeout)
         except Ended:
-            raise CallFailed(failed(self.proc.close(), "the candidate's process ended")) from None
+            ended = self.proc.wait(time.monotonic() + 1.0)  # its own exit status, if it ended by itself
+            raise CallFailed(failed(ended, "the candidate's process ended")) from None
 
     @staticmethod
     def _value(reply: dict) -> Any:
@@ -116,7 +118,10 @@ class Served:
                 return decode(reply["ok"])
             except (CodecError, RecursionError) as e:
                 raise CallFailed(Verdict("error", f"unreadable value: {e}")) from None
-        kind, message = reply.get("raise") or ("ProtocolError", "malformed reply")
+        raised = reply.get("raise")
+        if not (isinstance(raised, list) and len(raised) == 2 and all(isinstance(x, str) for x in raised)):
+            raise CallFailed(Verdict("error", "malformed reply from the sandbox"))
+        kind, message = raised
         raise CallFailed(Verdict("fail", f"raised {kind}: {message}"[:500], {"exception": str(kind)}))
 
     def close(self) -> Exit:

@@ -87,13 +87,15 @@ class Proc:
         return self.tempdir.name
 
     def send(self, message: dict) -> None:
-        if self._requests in self._outgoing:
+        if self._ended is None and self._requests in self._outgoing:
             self._outgoing[self._requests] += (json.dumps(message) + "\n").encode()
             if self._requests not in self._selector.get_map():
                 self._selector.register(self._requests, selectors.EVENT_WRITE)
 
     def recv(self, deadline: float) -> dict:
         """The next message on the reply channel; Ended if there is none before `deadline`."""
+        if self._ended is not None:
+            raise Ended("the process has ended")
         while b"\n" not in self._reply_buffer:
             if self._replies not in self._selector.get_map():
                 raise Ended("reply channel closed")
@@ -197,11 +199,13 @@ class Proc:
 
     def kill(self) -> None:
         """SIGKILL the whole tree: the process group, the pid namespace (with bwrap), the cgroup."""
+        if self._ended is not None:
+            return
         try:
             os.killpg(self.popen.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        if self.group is not None and self._ended is None:
+        if self.group is not None:
             self.group.kill()
         self.popen.wait()
 
