@@ -9,6 +9,7 @@ from pathlib import Path
 from benchmarks import get_benchmark
 from harness import HarnessError
 from harness.data import read_rows, sha256_file
+from harness.evaluate import sandbox_record
 from harness.pipeline import generation_record, score_run
 from harness.runinfo import machine, packages, stable_hash
 from harness.store import GENERATIONS, RunDir
@@ -83,6 +84,7 @@ def import_generations(
         "packages": packages(),
         "machine": machine(),
         "answers": {bench.name: {i.id: i.answer for i in loaded.items if i.id in scored_items}},
+        **sandbox_record([bench]),
     }
     run = RunDir(out)
     run.start(run_info)
