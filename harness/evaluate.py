@@ -286,24 +286,16 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
     if pending:
         with progress_bar() as bar:
             task = bar.add_task("generating", total=len(pending))
+            callbacks = {
+                "on_engine": lambda engine: record_engine(run, engine),
+                "on_done": lambda done: bar.advance(task, done),
+            }
             if cfg.data_parallel_size > 1:
-                generate_sharded(
-                    cfg,
-                    pending,
-                    out,
-                    on_engine=lambda engine: record_engine(run, engine),
-                    on_done=lambda done: bar.advance(task, done),
-                )
+                generate_sharded(cfg, pending, out, **callbacks)
             else:
                 engine = backend or make_backend(cfg)
                 try:
-                    generate_into(
-                        run,
-                        engine,
-                        pending,
-                        on_engine=lambda facts: record_engine(run, facts),
-                        on_done=lambda done: bar.advance(task, done),
-                    )
+                    generate_into(run, engine, pending, **callbacks)
                 finally:
                     if backend is None:
                         engine.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import random
 import signal
 import threading
 import time
@@ -16,6 +15,7 @@ from collections import Counter, OrderedDict, namedtuple
 from pathlib import Path
 
 import pytest
+from sandbox_helpers import marker, own_cgroups, survivors
 
 from harness.sandbox import (
     VERDICTS,
@@ -34,36 +34,6 @@ from harness.sandbox import (
 from harness.sandbox.codec import MAX_DEPTH, CodecError, decode, encode
 
 LIMITS = Limits(wall=5.0, cpu=5.0, memory_mb=512, processes=16)
-
-
-def marker() -> str:
-    """A unique `sleep` duration: a process whose argv holds it is one this test started."""
-    return f"{random.randint(3000, 3999)}.{random.randint(10**8, 10**9 - 1)}"
-
-
-def survivors(mark: str) -> list[int]:
-    """Pids of live (non-zombie) processes on this machine whose command line contains `mark`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if mark.encode() in cmdline:
-            found.append(int(entry))
-    return found
-
-
-def own_cgroups() -> list[Path]:
-    """Control groups the sandbox made for this process that still exist."""
-    version, _ = cgroup.available()
-    if version is None:
-        return []
-    assert isinstance(cgroup._state, tuple)
-    prefix = f"{os.getpid()}-"
-    return [d for base in set(cgroup._state[1].values()) for d in base.iterdir() if d.name.startswith(prefix)]
 
 
 @pytest.fixture

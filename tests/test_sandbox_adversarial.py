@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sandbox_helpers import marker, own_cgroups, survivors
 
 from harness.sandbox import CallFailed, Limits, Served, cgroup, isolated, isolation, run_program, run_tests
 
@@ -44,35 +45,6 @@ if _os.getpid() > 50 or not _os.path.isfile("/sandbox/driver.py") or _os.path.ex
 
 def prog(source: str) -> str:
     return textwrap.dedent(source).lstrip()
-
-
-def marker() -> str:
-    """A unique `sleep` duration: a process whose argv holds it is one this test started."""
-    return f"{random.randint(3000, 3999)}.{random.randint(10**8, 10**9 - 1)}"
-
-
-def survivors(mark: str) -> list[int]:
-    """Pids of live processes on this machine whose command line contains `mark` (zombies have none)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if mark.encode() in cmdline:
-            found.append(int(entry))
-    return found
-
-
-def own_cgroups() -> set[Path]:
-    version, _ = cgroup.available()
-    if version is None:
-        return set()
-    assert isinstance(cgroup._state, tuple)
-    prefix = f"{os.getpid()}-"
-    return {d for base in set(cgroup._state[1].values()) for d in base.iterdir() if d.name.startswith(prefix)}
 
 
 @pytest.fixture(scope="module", autouse=True)
