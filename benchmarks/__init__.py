@@ -10,6 +10,7 @@ from benchmarks.evalplus import HUMANEVAL, HUMANEVAL_PLUS, MBPP_PLUS
 from benchmarks.frames import FRAMES
 from benchmarks.gpqa import GPQA_DIAMOND, GPQA_MAIN
 from benchmarks.livecodebench import livecodebench
+from benchmarks.lmeval import lm_eval_benchmark
 from benchmarks.longbench import HOTPOTQA, LONGBENCH_V2, MUSIQUE, TWOWIKIMQA
 from benchmarks.math500 import MATH500
 from benchmarks.minerva import MINERVA
@@ -42,16 +43,18 @@ BENCHMARKS: dict[str, Benchmark] = {
 }
 
 
-def get_benchmark(spec: str, scorer: str | None = None) -> Benchmark:
-    """A registered benchmark by name, or a custom one from "jsonl:PATH"."""
+def get_benchmark(spec: str, scorer: str | None = None, lm_eval_include_path: str | None = None) -> Benchmark:
+    """A registered benchmark by name, a custom one from "jsonl:PATH", or an lm-eval task."""
     if spec.startswith("jsonl:"):
         return custom_benchmark(spec, scorer)
+    if spec.startswith("lm-eval:"):
+        return lm_eval_benchmark(spec, lm_eval_include_path)
     if spec.startswith("livecodebench:"):
         return livecodebench(spec)
     if spec not in BENCHMARKS:
         raise HarnessError(
             f"unknown benchmark {spec!r}; valid benchmarks: {', '.join(BENCHMARKS)} "
-            "(or livecodebench:RELEASE[:START..END], jsonl:PATH)"
+            "(or livecodebench:RELEASE[:START..END], jsonl:PATH, lm-eval:TASK)"
         )
     return BENCHMARKS[spec]
 

@@ -183,14 +183,19 @@ def _build(
                 items.append(item)
     if not items:
         raise HarnessError(f"{', '.join(map(str, paths))}: no items")
-    canonical = json.dumps([[i.id, i.problem, i.answer] for i in items], ensure_ascii=False)
     source = {
         **source,
         "files": [{"path": p.name, "sha256": sha256_file(p)} for p in paths],
-        "content_hash": hashlib.sha256(canonical.encode()).hexdigest(),
+        "content_hash": content_hash(items),
         "n_items": len(items),
     }
     return Loaded(items=items, source=source)
+
+
+def content_hash(items: list[Item]) -> str:
+    """What a run's results depend on in the data: every item's id, problem and answer."""
+    canonical = json.dumps([[i.id, i.problem, i.answer] for i in items], ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def answer_text(value: Any) -> str:

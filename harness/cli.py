@@ -42,7 +42,8 @@ def _fit_hardware(n: int | None, max_tokens: int | None) -> tuple[int | None, in
 def eval_command(
     model: Annotated[str, typer.Option(help="Local model folder or Hugging Face model id.")],
     benchmarks: Annotated[
-        str | None, typer.Option(help="Comma-separated names, or jsonl:PATH [default: the preset's].")
+        str | None,
+        typer.Option(help="Comma-separated names, jsonl:PATH or lm-eval:TASK [default: the preset's]."),
     ] = None,
     preset: Annotated[
         str | None,
@@ -95,6 +96,9 @@ def eval_command(
     judge_repeats: Annotated[int, typer.Option(help="Verdicts per answer; the majority decides.")] = 1,
     judge_temperature: Annotated[float, typer.Option()] = 0.0,
     judge_max_tokens: Annotated[int, typer.Option()] = 8192,
+    lm_eval_include_path: Annotated[
+        Path | None, typer.Option(help="A folder of lm-eval task YAML files, for lm-eval:TASK.")
+    ] = None,
     prompt_template: Annotated[str | None, typer.Option(help="User prompt; {problem} is replaced.")] = None,
     system_prompt: Annotated[str | None, typer.Option()] = None,
     revision: Annotated[str | None, typer.Option(help="Model revision on the Hub.")] = None,
@@ -148,6 +152,7 @@ def eval_command(
         judge_repeats=judge_repeats,
         judge_temperature=judge_temperature,
         judge_max_tokens=judge_max_tokens,
+        lm_eval_include_path=str(lm_eval_include_path) if lm_eval_include_path else None,
         model=model,
         out=out,
         backend=backend,
@@ -199,7 +204,17 @@ def score_command(
     score_workers: Annotated[int | None, typer.Option(help="Scorer worker processes.")] = None,
     judge_base_url: Annotated[
         str | None,
-        typer.Option(help="Where the run's judge is served now (verdicts already made are reused)."),
+        typer.Option(help="Where the judge is served (now: verdicts a run already made are reused)."),
+    ] = None,
+    judge_model: Annotated[
+        str | None, typer.Option(help="With --generations: judge free-text answers.")
+    ] = None,
+    judge_backend: Annotated[str, typer.Option(help="The judge's backend: openai, vllm or hf.")] = "openai",
+    judge_prompt: Annotated[str, typer.Option(help="spell-v1, or a template file.")] = "spell-v1",
+    judge_repeats: Annotated[int, typer.Option(help="Verdicts per answer; the majority decides.")] = 1,
+    numeric_rtol: Annotated[float | None, typer.Option(help="Numeric scorer's relative tolerance.")] = None,
+    lm_eval_include_path: Annotated[
+        Path | None, typer.Option(help="A folder of lm-eval task YAML files, for lm-eval:TASK.")
     ] = None,
 ) -> None:
     """Rescore RUN_DIR without generating, or score --generations FILE into --out DIR."""
@@ -209,16 +224,24 @@ def score_command(
     if generations is not None:
         if run_dir is not None or benchmark is None or out is None:
             raise HarnessError("use: harness score --generations FILE --benchmark B --out DIR")
+        from harness.evaluate import EvalConfig
         from harness.external import import_generations
 
-        results = import_generations(
-            generations,
-            benchmark,
-            out,
+        settings = EvalConfig(
+            benchmarks=(benchmark,),
+            model="external",
             data_dir=data_dir,
             scorer=scorer,
-            timeout=score_timeout,
-            workers=score_workers,
+            numeric_rtol=numeric_rtol,
+            judge_model=judge_model,
+            judge_backend=judge_backend,
+            judge_base_url=judge_base_url,
+            judge_prompt=judge_prompt,
+            judge_repeats=judge_repeats,
+            lm_eval_include_path=str(lm_eval_include_path) if lm_eval_include_path else None,
+        )
+        results = import_generations(
+            generations, benchmark, out, settings, timeout=score_timeout, workers=score_workers
         )
         print_summary(results, f"{generations} → {out}")
         return
@@ -248,6 +271,21 @@ def table_command(
     from harness.report.table import render
 
     typer.echo(render(run_dirs, format, metric), nl=False)
+
+
+@app.command("export")
+def export_command(
+    run_dir: Annotated[Path, typer.Argument(help="A scored run directory.")],
+    format: Annotated[str, typer.Option("--format", help="lm-eval: its results and samples files.")],
+    out: Annotated[Path | None, typer.Option(help="Folder to write [default: RUN_DIR/lm-eval].")] = None,
+) -> None:
+    """Write a run in another tool's file format."""
+    from harness.export import export_lm_eval
+
+    if format != "lm-eval":
+        raise HarnessError(f"unknown export format {format!r}; available: lm-eval")
+    for path in export_lm_eval(run_dir, out):
+        typer.echo(str(path))
 
 
 @app.command("list")

@@ -66,6 +66,7 @@ class EvalConfig:
     judge_repeats: int = 1
     judge_temperature: float = 0.0
     judge_max_tokens: int = 8192
+    lm_eval_include_path: str | None = None  # a folder of lm-eval task YAML files (lm-eval:TASK)
 
 
 def derive_seed(run_seed: int, benchmark: str, item_id: str, sample_idx: int) -> int:
@@ -122,7 +123,7 @@ def resolve_sampling(bench, cfg: EvalConfig, preset: Preset | None) -> Sampling:
         chosen.update(preset.sampling)
         chosen.update(preset.per_benchmark.get(bench.name.split(":")[0], {}))
     for key in chosen:
-        if getattr(cfg, key) is not None:
+        if getattr(cfg, key, None) is not None:
             chosen[key] = getattr(cfg, key)
     return Sampling(**chosen)
 
@@ -138,7 +139,7 @@ def plan(cfg: EvalConfig) -> Plan:
             f"--preset {cfg.preset} scores free-text answers with max(rule, judge): pass --judge-model "
             f"(and --judge-base-url); SPELL's judge was openai/gpt-oss-120b"
         )
-    benchmarks = [get_benchmark(spec, cfg.scorer) for spec in specs]
+    benchmarks = [get_benchmark(spec, cfg.scorer, cfg.lm_eval_include_path) for spec in specs]
     names = [b.name for b in benchmarks]
     if len(set(names)) != len(names):
         raise HarnessError(f"benchmark names repeat: {', '.join(names)}")
@@ -158,7 +159,7 @@ def plan(cfg: EvalConfig) -> Plan:
         template = cfg.prompt_template or bench.prompt
         if "{problem}" not in template:
             raise HarnessError("--prompt-template must contain {problem}, where the problem text goes")
-        sampling[bench.name] = {k: v for k, v in vars(s).items() if k != "top_k" or v != -1}
+        sampling[bench.name] = recorded_sampling(s)
         datasets[bench.name] = loaded.source
         prompts[bench.name] = {"template": template, "system": cfg.system_prompt}
         answers[bench.name] = {item.id: item.answer for item in items}
@@ -183,6 +184,7 @@ def plan(cfg: EvalConfig) -> Plan:
                         s.max_tokens,
                         max_input_tokens=max_input or None,
                         top_k=s.top_k,
+                        stop=s.stop,
                     )
                 )
     scorers = {b.name: scorer_name(b, cfg) for b in benchmarks}
@@ -199,7 +201,9 @@ def plan(cfg: EvalConfig) -> Plan:
         "prompt_hashes": {b: stable_hash(p) for b, p in prompts.items()},
         "dataset_hashes": {b: d["content_hash"] for b, d in datasets.items()},
         **extra_config(benchmarks, cfg.upstream_compat),
-        **scoring_config(cfg, scorers, max_inputs),
+        **scoring_config(
+            cfg, scorers, max_inputs, first_set(*(getattr(b, "include_path", None) for b in benchmarks))
+        ),
     }
     run_info = {
         "config": config,
@@ -216,20 +220,34 @@ def plan(cfg: EvalConfig) -> Plan:
     return Plan(requests=requests, run_info=run_info)
 
 
+def recorded_sampling(s: Sampling) -> dict[str, Any]:
+    """Sampling as run.json records it: top-k and stop strings only when set (older hashes hold)."""
+    recorded = {k: v for k, v in vars(s).items() if k not in ("top_k", "stop")}
+    if s.top_k != -1:
+        recorded["top_k"] = s.top_k
+    if s.stop:
+        recorded["stop"] = list(s.stop)
+    return recorded
+
+
 def first_set(*values):
     """The first value that is not None (0 included), else None."""
     return next((v for v in values if v is not None), None)
 
 
-def scoring_config(cfg: EvalConfig, scorers: dict[str, str], max_inputs: dict[str, int]) -> dict[str, Any]:
-    """Preset, input cuts, numeric tolerance and judge: recorded only when a run uses them."""
+def scoring_config(
+    cfg: EvalConfig, scorers: dict[str, str], max_inputs: dict[str, int], lm_eval_include_path: str | None
+) -> dict[str, Any]:
+    """Preset, input cuts, numeric tolerance, lm-eval task folder and judge: recorded only when used."""
     extra: dict[str, Any] = {}
     if cfg.preset:
         extra["preset"] = cfg.preset
     if max_inputs:
         extra["max_input_tokens"] = max_inputs
-    if cfg.numeric_rtol is not None:
-        extra["scoring"] = {"rtol": cfg.numeric_rtol}
+    scoring = {"rtol": cfg.numeric_rtol, "lm_eval_include_path": lm_eval_include_path}
+    scoring = {k: v for k, v in scoring.items() if v is not None}
+    if scoring:
+        extra["scoring"] = scoring
     judged = [b for b, name in scorers.items() if name.endswith("judge")]
     if judged:
         judge = judge_config(cfg)

@@ -9,7 +9,7 @@ from pathlib import Path
 from benchmarks import get_benchmark
 from harness import HarnessError
 from harness.data import read_rows, sha256_file
-from harness.evaluate import sandbox_record
+from harness.evaluate import EvalConfig, sandbox_record, scorer_name, scoring_config
 from harness.pipeline import generation_record, score_run
 from harness.runinfo import machine, packages, stable_hash
 from harness.store import GENERATIONS, RunDir
@@ -23,9 +23,8 @@ def import_generations(
     file: Path,
     benchmark: str,
     out: Path,
+    settings: EvalConfig,
     *,
-    data_dir: Path | None = None,
-    scorer: str | None = None,
     timeout: float | None = None,
     workers: int | None = None,
 ) -> dict:
@@ -33,10 +32,11 @@ def import_generations(
 
     `problem` is matched to the benchmark's problem text (exactly, then up to whitespace). Without
     `sample_idx`, samples are numbered in file order per item. Optional fields kept when present:
-    `finish_reason`, `prompt_tokens`, `completion_tokens`.
+    `finish_reason`, `prompt_tokens`, `completion_tokens`. `settings` gives the data folder, the
+    scorer of jsonl: files, the judge, the numeric tolerance and lm-eval's task folder.
     """
-    bench = get_benchmark(benchmark, scorer)
-    loaded = bench.load(data_dir)
+    bench = get_benchmark(benchmark, settings.scorer, settings.lm_eval_include_path)
+    loaded = bench.load(settings.data_dir)
     by_id = {item.id: item for item in loaded.items}
     by_text = {_normalise(item.problem): item for item in loaded.items}
     records, counters = {}, defaultdict(int)
@@ -70,11 +70,13 @@ def import_generations(
     if not records:
         raise HarnessError(f"{file}: no generations")
     scored_items = {item_id for item_id, _ in records}
+    scorers = {bench.name: scorer_name(bench, settings)}
     config = {
         "benchmarks": [bench.name],
         "generations_sha256": sha256_file(file),
-        "scorers": {bench.name: bench.scorer},
+        "scorers": scorers,
         "dataset_hashes": {bench.name: loaded.source["content_hash"]},
+        **scoring_config(settings, scorers, {}, getattr(bench, "include_path", None)),
     }
     run_info = {
         "config": config,
@@ -85,6 +87,7 @@ def import_generations(
         "machine": machine(),
         "answers": {bench.name: {i.id: i.answer for i in loaded.items if i.id in scored_items}},
         **sandbox_record([bench]),
+        **({"judge_base_url": settings.judge_base_url} if "judge" in config else {}),
     }
     run = RunDir(out)
     run.start(run_info)

@@ -25,6 +25,7 @@ class Sampling:
     top_p: float
     max_tokens: int
     top_k: int = -1  # -1: no top-k cut
+    stop: tuple[str, ...] = ()  # the text ends before the first of these strings
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Request:
     max_tokens: int
     max_input_tokens: int | None = None  # longer prompts are cut in the middle, in tokens
     top_k: int = -1
+    stop: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -1,5 +1,6 @@
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,3 +24,14 @@ def tiny_model(tmp_path_factory) -> Path:
     from harness.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+@pytest.fixture(scope="session")
+def answering_model(tiny_model, tmp_path_factory) -> Path:
+    """A copy of the tiny model whose template closes the think block: every sample has an answer."""
+    folder = tmp_path_factory.mktemp("answering") / "model"
+    shutil.copytree(tiny_model, folder)
+    template = folder / "chat_template.jinja"
+    text = template.read_text().replace("enable_thinking is defined and enable_thinking is false", "true")
+    template.write_text(text)
+    return folder

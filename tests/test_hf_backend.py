@@ -48,6 +48,25 @@ def test_token_counts_and_finish_reason(backend):
         assert completion.finish_reason == "stop" and completion.completion_tokens <= 16
 
 
+def test_stop_strings_end_the_text_before_them(backend):
+    from dataclasses import replace
+
+    [[free]] = backend.generate([request(0, 7, max_tokens=24)])
+    stop = free.text[len(free.text) // 2 :][:3]  # a string from the middle of the free text
+    assert stop.strip() and free.text.find(stop) > 0
+    stopped = [replace(request(i, 7, max_tokens=24), stop=("never said", stop)) for i in range(2)]
+    completions = [c for batch in backend.generate(stopped) for c in batch]
+    assert [c.text for c in completions] == [free.text[: free.text.find(stop)]] * 2
+    assert {c.finish_reason for c in completions} == {"stop"}
+    assert all(c.completion_tokens < free.completion_tokens for c in completions)
+    # the tokens counted are the fewest whose text holds the stop string
+    tokens = backend.tokenizer(free.text, add_special_tokens=False)["input_ids"]
+    k = backend._tokens_to_stop(tokens, (stop,))
+    assert stop in backend.tokenizer.decode(tokens[:k]) and stop not in backend.tokenizer.decode(
+        tokens[: k - 1]
+    )
+
+
 def test_sampler_draws_from_each_rows_generator():
     scores = torch.tensor([[0.0, 0.0, 0.0], [0.0, 5.0, 0.0]])
     first = SeededSampler([1, 2], temperature=1.0, top_p=1.0)(None, scores)

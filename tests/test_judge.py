@@ -158,3 +158,26 @@ def test_judge_identity_excludes_the_server_address():
     b = JudgeConfig(model="m", base_url="http://b/v1").identity()
     assert a == b and "base_url" not in a
     assert json.dumps(a)  # stored in run.json
+
+
+def test_external_generations_are_judged(tmp_path):
+    """`harness score --generations` on a custom cem file with a judge: max(rule, judge) per answer."""
+    from helpers import run_cli
+
+    data = tmp_path / "capitals.jsonl"
+    data.write_text(json.dumps({"id": "fr", "problem": "Capital of France?", "answer": "Paris"}) + "\n")
+    generations = tmp_path / "generations.jsonl"
+    texts = ["The answer is Paris.", "The answer is Lyon.", "The answer is Nice."]
+    generations.write_text("".join(json.dumps({"item_id": "fr", "text": t}) + "\n" for t in texts))
+    out = tmp_path / "run"
+    with FakeOpenAI(scripted) as fake:
+        run_cli(
+            "score", "--generations", str(generations), "--benchmark", f"jsonl:{data}", "--scorer", "cem",
+            "--out", str(out), "--judge-model", "fake/model", "--judge-base-url", fake.base_url,
+        )  # fmt: skip
+    assert sorted(prediction_of(b) for b in fake.bodies) == ["Lyon", "Nice"]
+    scores = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    assert [s["value"] for s in scores] == [1.0, 1.0, 0.0]
+    info = json.loads((out / "run.json").read_text())
+    assert info["config"]["scorers"] == {"capitals": "cem+judge"}
+    assert info["config"]["judge"]["model"] == "fake/model" and info["judge_base_url"] == fake.base_url

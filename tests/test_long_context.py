@@ -3,7 +3,6 @@ benchmark layouts (small files in the real schemas), presets, and a judged run e
 
 import csv
 import json
-import shutil
 import subprocess
 import sys
 
@@ -212,18 +211,9 @@ def test_spae_preset_sets_top_k(shared_data):
     assert {r.top_k for r in p.requests} == {50}
 
 
-def no_thinking(tiny_model, folder):
-    """A copy of the tiny model whose template closes the think block: every sample has an answer."""
-    shutil.copytree(tiny_model, folder)
-    template = folder / "chat_template.jinja"
-    text = template.read_text().replace("enable_thinking is defined and enable_thinking is false", "true")
-    template.write_text(text)
-    return folder
-
-
-def test_judged_long_context_run_end_to_end(tmp_path, tiny_model):
+def test_judged_long_context_run_end_to_end(tmp_path, answering_model):
     write_long_context(tmp_path / "data")
-    model = no_thinking(tiny_model, tmp_path / "model")
+    model = answering_model
     out = tmp_path / "run"
 
     def never_sure(body, count):

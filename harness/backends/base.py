@@ -32,3 +32,9 @@ class Backend(Protocol):
     def close(self) -> None:
         """Release the engine (processes, memory, connections)."""
         ...
+
+
+def cut_at_stop(text: str, stops: Sequence[str]) -> str | None:
+    """The text before the earliest stop string, or None when none occurs."""
+    found = [i for i in (text.find(s) for s in stops if s) if i >= 0]
+    return text[: min(found)] if found else None

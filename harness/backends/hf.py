@@ -13,6 +13,7 @@ from itertools import groupby
 from typing import Any
 
 from harness import HarnessError
+from harness.backends.base import cut_at_stop
 from harness.backends.chat import ChatPrompt, load_error, prompt_hash
 from harness.thinking import prompt_opens_think
 from harness.types import Completion, Request
@@ -111,7 +112,9 @@ class HFBackend:
 
     def generate(self, requests: Sequence[Request]) -> Iterator[list[Completion]]:
         """Consecutive requests with the same sampling settings, in batches of `batch_size`."""
-        for _, group in groupby(requests, key=lambda r: (r.temperature, r.top_p, r.top_k, r.max_tokens)):
+        for _, group in groupby(
+            requests, key=lambda r: (r.temperature, r.top_p, r.top_k, r.max_tokens, r.stop)
+        ):
             group = list(group)
             for start in range(0, len(group), self.batch_size):
                 yield self._generate_batch(group[start : start + self.batch_size])
@@ -132,11 +135,15 @@ class HFBackend:
             max_new_tokens=max_tokens,
             eos_token_id=self.eos_ids,
             pad_token_id=self.tokenizer.pad_token_id,
+            stop_strings=list(batch[0].stop) or None,
         )
         sampler = SeededSampler([r.seed for r in batch], temperature, top_p, batch[0].top_k)
         with torch.inference_mode():
             output = self.model.generate(
-                **encoded, generation_config=config, logits_processor=LogitsProcessorList([sampler])
+                **encoded,
+                generation_config=config,
+                logits_processor=LogitsProcessorList([sampler]),
+                tokenizer=self.tokenizer,  # matches stop strings
             )
         new_tokens = output[:, encoded["input_ids"].shape[1] :].tolist()
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
@@ -147,18 +154,34 @@ class HFBackend:
             )
         ]
 
+    def _tokens_to_stop(self, tokens: list[int], stops: tuple[str, ...]) -> int:
+        """The fewest leading tokens whose text holds a stop string (the tokens generated)."""
+        low, high = 1, len(tokens)
+        while low < high:
+            middle = (low + high) // 2
+            if cut_at_stop(self.tokenizer.decode(tokens[:middle], skip_special_tokens=True), stops) is None:
+                low = middle + 1
+            else:
+                high = middle
+        return high
+
     def _completion(
         self, request: Request, prompt: str, tokens: list[int], prompt_len: int, max_tokens: int, length: int
     ):
         stop = next((i for i, t in enumerate(tokens) if t in self.eos_ids), None)
         kept = tokens[:stop] if stop is not None else tokens[:max_tokens]
+        used = len(kept) + (1 if stop is not None else 0)
+        # a half character left at the end is dropped, as vLLM's detokenizer does
+        text = self.tokenizer.decode(kept, skip_special_tokens=True).rstrip("\ufffd")
+        cut = cut_at_stop(text, request.stop)
+        if cut is not None:  # the text ends before the stop string, as vLLM returns it
+            text, used = cut, self._tokens_to_stop(kept, request.stop)
         return Completion(
             request=request,
-            # a half character left at the end is dropped, as vLLM's detokenizer does
-            text=self.tokenizer.decode(kept, skip_special_tokens=True).rstrip("\ufffd"),
+            text=text,
             prompt_tokens=int(prompt_len),
-            completion_tokens=len(kept) + (1 if stop is not None else 0),
-            finish_reason="stop" if stop is not None else "length",
+            completion_tokens=used,
+            finish_reason="stop" if stop is not None or cut is not None else "length",
             prompt_hash=prompt_hash(prompt),
             think_opened=prompt_opens_think(prompt),
             prompt_cut_from=length if length > prompt_len else None,

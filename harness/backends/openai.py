@@ -137,6 +137,8 @@ class OpenAIBackend:
         }
         if request.top_k > 0:
             body["top_k"] = request.top_k  # an extension vLLM and SGLang servers accept
+        if request.stop:
+            body["stop"] = list(request.stop)
         prompt = self.chat.render(request.messages) if self.chat else None
         cut_from = None
         if self.api == "chat":

@@ -41,8 +41,8 @@ def sample_runs(requests: Sequence[Request]) -> list[list[Request]]:
         if (
             last is not None
             and (r.benchmark, r.item_id, r.messages) == (last.benchmark, last.item_id, last.messages)
-            and (r.temperature, r.top_p, r.top_k, r.max_tokens, r.max_input_tokens)
-            == (last.temperature, last.top_p, last.top_k, last.max_tokens, last.max_input_tokens)
+            and (r.temperature, r.top_p, r.top_k, r.max_tokens, r.max_input_tokens, r.stop)
+            == (last.temperature, last.top_p, last.top_k, last.max_tokens, last.max_input_tokens, last.stop)
             and r.sample_idx == last.sample_idx + 1
             and r.seed == last.seed + 1
         ):
@@ -148,6 +148,7 @@ class VLLMBackend:
                 top_p=run[0].top_p,
                 top_k=max(run[0].top_k, 0),  # 0: no cut
                 max_tokens=run[0].max_tokens,
+                stop=list(run[0].stop) or None,
                 output_kind=RequestOutputKind.FINAL_ONLY,
             )
             request_id = f"harness-{next(self.request_ids)}"

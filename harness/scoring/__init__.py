@@ -1,6 +1,7 @@
 """Scorers by name. A scorer has `name`, `version` and `score(answers, golds[, previous]) -> (index, Score)`.
 
-Rule scorers: math, code, choice, cem, numeric. `judge` is an LLM judge alone; `cem+judge`,
+Rule scorers: math, code, choice, cem, numeric; `lm-eval:TASK` scores with an lm-eval task's own
+filters and process_results. `judge` is an LLM judge alone; `cem+judge`,
 `numeric+judge` and `choice+judge` are max(rule, judge). Scorers that take `previous` (the details
 of each sample's earlier score) reuse work already done, such as judge verdicts.
 """
@@ -12,6 +13,8 @@ from harness.scoring.cem import CEMScorer
 from harness.scoring.choice import ChoiceScorer
 from harness.scoring.code import CodeScorer
 from harness.scoring.judge import JudgeConfig, JudgeScorer
+from harness.scoring.lmeval import PREFIX as LM_EVAL
+from harness.scoring.lmeval import LMEvalScorer
 from harness.scoring.math import MathScorer
 from harness.scoring.numeric import DEFAULT_RTOL, NumericScorer
 
@@ -26,7 +29,10 @@ def get_scorer(
     workers: int | None = None,
     rtol: float = DEFAULT_RTOL,
     judge: JudgeConfig | None = None,
+    lm_eval_include_path: str | None = None,
 ):
+    if name.startswith(LM_EVAL):
+        return LMEvalScorer(name.removeprefix(LM_EVAL), lm_eval_include_path)
     options = {k: v for k, v in (("timeout", timeout), ("workers", workers)) if v is not None}
     if name in ("math", "code"):
         return (MathScorer if name == "math" else CodeScorer)(**options)
