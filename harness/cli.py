@@ -261,16 +261,113 @@ def score_command(
 
 @app.command("table")
 def table_command(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories, one row each.")],
+    run_dirs: Annotated[list[Path] | None, typer.Argument(help="Run directories, one row each.")] = None,
     format: Annotated[str, typer.Option("--format", help="md, csv or latex.")] = "md",
     metric: Annotated[
         str, typer.Option(help="avg (avg@N ± CI) or a metric such as pass@4 or maj@16.")
     ] = "avg",
+    layout: Annotated[
+        str | None, typer.Option(help="A paper's main table: spell, azr, arena, ulorl or spae.")
+    ] = None,
+    with_paper: Annotated[bool, typer.Option(help="With --layout: the paper's own rows too.")] = False,
+    base: Annotated[
+        Path | None, typer.Option(help="With --layout: show each cell's Δ against this run.")
+    ] = None,
 ) -> None:
-    """One row per run, one column per benchmark."""
+    """One row per run (per model with --layout), one column per benchmark (the paper's with --layout)."""
+    run_dirs = run_dirs or []
+    if layout is not None:
+        from harness.report.paper_table import render as render_layout
+
+        typer.echo(render_layout(layout, run_dirs, format, with_paper=with_paper, base=base), nl=False)
+        return
+    if with_paper or base is not None:
+        raise HarnessError("--with-paper and --base go with --layout")
+    if not run_dirs:
+        raise HarnessError("pass run directories")
     from harness.report.table import render
 
     typer.echo(render(run_dirs, format, metric), nl=False)
+
+
+PLOTS = ("pass-at-k", "length", "truncation", "trajectory")
+
+
+@app.command("plot")
+def plot_command(
+    kind: Annotated[str, typer.Argument(help="pass-at-k, length, truncation or trajectory.")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (checkpoints, for trajectory).")],
+    out: Annotated[Path, typer.Option(help="Output path without suffix: writes OUT.png and OUT.pdf.")],
+    benchmark: Annotated[str | None, typer.Option(help="Only this benchmark (pass-at-k, length).")] = None,
+    bins: Annotated[int, typer.Option(help="Length bins (quantiles).")] = 10,
+    metric: Annotated[str, typer.Option(help="trajectory: avg (with its CI) or e.g. pass@4.")] = "avg",
+    steps: Annotated[
+        str | None, typer.Option(help="trajectory: comma-separated steps [default: from checkpoint-N].")
+    ] = None,
+) -> None:
+    """Plots from runs: pass@k curves with CIs, accuracy against length, truncation, trajectories."""
+    from harness.report import plots
+
+    if kind not in PLOTS:
+        raise HarnessError(f"unknown plot {kind!r}; choose {', '.join(PLOTS)}")
+    if kind == "pass-at-k":
+        paths = plots.pass_at_k_curves(run_dirs, out, benchmark)
+    elif kind == "length":
+        paths = plots.accuracy_vs_length(run_dirs, out, benchmark, bins)
+    elif kind == "truncation":
+        paths = plots.truncation_rates(run_dirs, out)
+    else:
+        numbers = [int(s) for s in steps.split(",")] if steps else None
+        paths = plots.trajectory(run_dirs, out, metric, numbers)
+    for path in paths:
+        typer.echo(str(path))
+
+
+@app.command("regress")
+def regress_command(
+    base_dir: Annotated[Path, typer.Argument(help="The baseline run.")],
+    candidate_dir: Annotated[Path, typer.Argument(help="The candidate run.")],
+    alpha: Annotated[float, typer.Option(help="Significance level after Holm's correction.")] = 0.05,
+    min_effect: Annotated[
+        float, typer.Option(help="Smallest drop that counts, as a fraction (0.02 = 2 points).")
+    ] = 0.0,
+    allow_drift: Annotated[
+        bool, typer.Option(help="Compare even when the harness (data, prompt, scorer...) changed.")
+    ] = False,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON.")] = None,
+) -> None:
+    """Gate CAND on BASE: exit 0 no significant regression, 1 regression, 2 not comparable."""
+    code = _compare(base_dir, candidate_dir, alpha, min_effect, allow_drift, json_out)
+    raise typer.Exit(code)
+
+
+@app.command("compare")
+def compare_command(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Runs; each after the first is compared with it.")],
+    alpha: Annotated[float, typer.Option(help="Significance level after Holm's correction.")] = 0.05,
+) -> None:
+    """The regression table of each run against the first, without gating."""
+    if len(run_dirs) < 2:
+        raise HarnessError("compare needs at least two run directories")
+    for candidate in run_dirs[1:]:
+        _compare(run_dirs[0], candidate, alpha, 0.0, True, None)
+
+
+def _compare(base, candidate, alpha, min_effect, allow_drift, json_out) -> int:
+    import json
+
+    from harness.report.regress import as_json, compare_runs, render
+
+    code, comparisons, messages = compare_runs(
+        base, candidate, alpha=alpha, min_effect=min_effect, allow_drift=allow_drift
+    )
+    if comparisons:
+        typer.echo(render(comparisons, str(base), str(candidate)))
+    for message in messages:
+        typer.echo(message)
+    if json_out is not None:
+        json_out.write_text(json.dumps(as_json(code, comparisons, messages), indent=2) + "\n")
+    return code
 
 
 @app.command("export")

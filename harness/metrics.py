@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
 
@@ -104,3 +105,66 @@ def aggregate(outcomes: Iterable[Outcome], extra_k: Iterable[int] = ()) -> dict:
     result["unextracted_rate"] = float(np.mean([o.answer_key is None for o in samples]))
     result["mean_completion_tokens"] = _rate([o.completion_tokens for o in samples])
     return result
+
+
+# Paired comparisons of two runs on the items both have (harness regress / compare).
+
+EXACT_SIGN_FLIPS = 16  # up to 2**16 sign patterns are enumerated; beyond, a seeded Monte Carlo
+PERMUTATIONS = 20_000
+
+
+def mcnemar_exact(base_only: int, candidate_only: int) -> float:
+    """Two-sided exact McNemar p-value: a binomial test of the discordant pairs at 1/2."""
+    n = base_only + candidate_only
+    if n == 0:
+        return 1.0
+    k = min(base_only, candidate_only)
+    tail = sum(comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def sign_flip_p(differences: np.ndarray, seed: int = BOOTSTRAP_SEED) -> float:
+    """Two-sided paired permutation p-value for a zero mean difference (signs flipped per item).
+
+    Exact over all sign patterns of the non-zero differences when there are at most 16 of them,
+    otherwise a Monte Carlo estimate (count + 1) / (draws + 1) with a fixed seed."""
+    d = differences[differences != 0]
+    if len(d) == 0:
+        return 1.0
+    observed = abs(d.sum())
+    if len(d) <= EXACT_SIGN_FLIPS:
+        signs = 1 - 2 * ((np.arange(2 ** len(d))[:, None] >> np.arange(len(d))) & 1)
+        sums = np.abs(signs @ d)
+        return float(np.mean(sums >= observed - 1e-12))
+    rng = np.random.default_rng(seed)
+    signs = rng.choice((-1.0, 1.0), size=(PERMUTATIONS, len(d)))
+    hits = int(np.sum(np.abs(signs @ d) >= observed - 1e-12))
+    return (hits + 1) / (PERMUTATIONS + 1)
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values, in the input order."""
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def min_detectable_effect(
+    differences: np.ndarray, base_mean: float, alpha: float, power: float = 0.8
+) -> float:
+    """The smallest mean difference a two-sided paired test at `alpha` detects with `power`,
+    from the normal approximation (z_{1-alpha/2} + z_power) * sd / sqrt(n). The sd is the observed
+    sd of the paired differences, or, when they are all equal, sqrt(2 p (1 - p)) at the base's
+    accuracy p (independent errors), so an identical pair of runs still gets an honest bound."""
+    from statistics import NormalDist
+
+    n = len(differences)
+    sd = float(np.std(differences, ddof=1)) if n > 1 else 0.0
+    if sd == 0.0:
+        sd = (2 * base_mean * (1 - base_mean)) ** 0.5
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    return z * sd / n**0.5 if n else float("inf")

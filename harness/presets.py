@@ -50,8 +50,8 @@ PRESETS = {
     "spell-100k": _spell(100000, 4096, "100K"),
     "spell-100k-reasoning": _spell(100000, 20000, "100K, reasoning models"),
     "azr": Preset(
-        description="Absolute Zero: greedy pass@1; math 16,000 tokens, LiveCodeBench 8,096",
-        benchmarks=("humaneval_plus", "mbpp_plus", "livecodebench", *MATH),
+        description="Absolute Zero: greedy pass@1; math 16,000 tokens, LiveCodeBench v1-5 (all 880) 8,096",
+        benchmarks=("humaneval_plus", "mbpp_plus", "livecodebench:release_v5", *MATH),
         sampling={"n": 1, "temperature": 0.0, "top_p": 1.0, "max_tokens": 16000},
         per_benchmark={"livecodebench": {"max_tokens": 8096}},
     ),

@@ -1,0 +1,53 @@
+"""The seed papers' published main tables (results/paper/*.csv, see its README) as rows."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import results
+from harness import HarnessError
+
+PAPER_DIR = Path(results.__file__).parent / "paper"
+PAPERS = ("spell", "absolute_zero", "reasoning_arena", "ulorl", "spae")
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    """One published number: a cell of a paper's table, in the paper's units (percent, or tokens)."""
+
+    paper: str
+    table: str
+    model: str
+    method: str
+    benchmark: str
+    metric: str
+    setting: str
+    value: float
+
+
+COLUMNS = [f.name for f in fields(PaperRow)]
+
+
+def paper_rows(paper: str | None = None) -> list[PaperRow]:
+    """The published rows of one paper, or of all five papers when `paper` is None."""
+    if paper is not None and paper not in PAPERS:
+        raise HarnessError(f"unknown paper {paper!r}; choose one of {', '.join(PAPERS)}")
+    rows = []
+    for name in (paper,) if paper else PAPERS:
+        path = PAPER_DIR / f"{name}.csv"
+        if not path.is_file():
+            raise HarnessError(f"published table {path} not found")
+        with path.open(newline="", encoding="utf-8") as file:
+            reader = csv.DictReader(file)
+            if reader.fieldnames != COLUMNS:
+                raise HarnessError(f"{path}: the header must be {','.join(COLUMNS)}")
+            for record in reader:
+                try:
+                    if None in record or None in record.values() or record["paper"] != name:
+                        raise ValueError(f"expected {len(COLUMNS)} fields with paper={name}")
+                    rows.append(PaperRow(**{**record, "value": float(record["value"])}))
+                except ValueError as error:
+                    raise HarnessError(f"{path}, line {reader.line_num}: malformed row ({error})") from None
+    return rows

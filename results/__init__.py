@@ -1,0 +1,1 @@
+"""Published numbers of the seed papers (paper/*.csv), shipped with the package."""
