@@ -159,12 +159,14 @@ def min_detectable_effect(
     """The smallest mean difference a two-sided paired test at `alpha` detects with `power`,
     from the normal approximation (z_{1-alpha/2} + z_power) * sd / sqrt(n). The sd is the observed
     sd of the paired differences, or, when they are all equal, sqrt(2 p (1 - p)) at the base's
-    accuracy p (independent errors), so an identical pair of runs still gets an honest bound."""
+    accuracy p (independent errors; p kept within [1/2n, 1 - 1/2n]), so an identical pair of runs
+    still gets an honest bound."""
     from statistics import NormalDist
 
     n = len(differences)
     sd = float(np.std(differences, ddof=1)) if n > 1 else 0.0
-    if sd == 0.0:
-        sd = (2 * base_mean * (1 - base_mean)) ** 0.5
+    if sd == 0.0 and n:
+        p = min(max(base_mean, 0.5 / n), 1 - 0.5 / n)
+        sd = (2 * p * (1 - p)) ** 0.5
     z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
     return z * sd / n**0.5 if n else float("inf")

@@ -109,9 +109,11 @@ def test_layout_errors_and_cli(tmp_path):
     with pytest.raises(HarnessError, match="nothing to show"):
         render("spell", [])
     one = write_run(tmp_path / "a", "m", 16384)
-    two = write_run(tmp_path / "b", "m", 16384)
-    with pytest.raises(HarnessError, match="two runs of m fill the 16K columns"):
-        render("spell", [one, two])
+    two = write_run(tmp_path / "b", "m", 16384, shift=0.1)
+    assert list(markdown_cells(render("spell", [one, two]))) == ["a", "b"]  # checkpoints of one name
+    three = write_run(tmp_path / "other" / "a", "n", 16384)
+    with pytest.raises(HarnessError, match="two runs named a fill the 16K columns"):
+        render("spell", [one, two, three])
     done = run_cli("table", "--layout", "ulorl", "--with-paper", "--format", "csv")
     assert done.stdout.splitlines()[0] == "row,source,setting,column,metric,value,ci95_half,delta"
     assert "DeepSeek-R1-0528 Base (paper),paper,,AIME-2025,score,87.5000,," in done.stdout

@@ -87,21 +87,25 @@ def average(parts: list[Cell | None]) -> Cell | None:
     return value, half
 
 
-def our_rows(layout: Layout, run_dirs: list[Path]) -> tuple[list[Row], list[dict]]:
-    """One row per model; runs of the same model at different settings share it."""
-    rows: dict[str, Row] = {}
-    infos = []
+def our_rows(layout: Layout, run_dirs: list[Path]) -> tuple[dict[str, Row], list[dict], dict[Path, str]]:
+    """One row per model (runs of it at different settings share it); per run directory when two
+    runs of one model fill the same columns (checkpoints saved under one name)."""
+    runs = []
     for path in run_dirs:
         run = RunDir(path)
-        info, results = run.read_json(RUN), run.read_json(RESULTS)
-        infos.append(info)
-        label = Path(info["config"].get("model") or path.name).name
-        group = run_group(layout, info)
+        info = run.read_json(RUN)
+        runs.append((Path(path), info, run.read_json(RESULTS), run_group(layout, info)))
+    keys = [(Path(info["config"].get("model") or path.name).name, group) for path, info, _, group in runs]
+    by_directory = len(set(keys)) != len(keys)
+    rows: dict[str, Row] = {}
+    labels: dict[Path, str] = {}
+    for (path, _info, results, group), (model, _) in zip(runs, keys, strict=True):
+        label = labels[path.resolve()] = path.name if by_directory else model
         row = rows.setdefault(label, Row(label, "ours"))
         if any(g == group for g, _ in row.cells):
-            raise HarnessError(f"two runs of {label} fill the {group or 'same'} columns; pass one")
+            raise HarnessError(f"two runs named {label} fill the {group or 'same'} columns; rename one")
         fill(layout, results, group, row)
-    return list(rows.values()), infos
+    return rows, [info for _, info, _, _ in runs], labels
 
 
 def published_rows(layout: Layout) -> list[Row]:
@@ -120,15 +124,16 @@ def build(
     layout: Layout, run_dirs: list[Path], *, with_paper: bool = False, base: Path | None = None
 ) -> tuple[list[Row], list[dict]]:
     """The rows to show (paper rows first) and the runs' infos for the footnote."""
-    ours, infos = our_rows(layout, run_dirs)
+    ours, infos, labels = our_rows(layout, run_dirs)
     if base is not None:
-        [base_row], _ = our_rows(layout, [base])
-        for row in ours:
-            if row.label != base_row.label:
+        label = labels.get(Path(base).resolve())
+        base_row = ours[label] if label else next(iter(our_rows(layout, [base])[0].values()))
+        for row in ours.values():
+            if row is not base_row:
                 row.delta = {
                     k: v[0] - base_row.cells[k][0] for k, v in row.cells.items() if k in base_row.cells
                 }
-    rows = (published_rows(layout) if with_paper else []) + ours
+    rows = (published_rows(layout) if with_paper else []) + list(ours.values())
     if not rows:
         raise HarnessError("nothing to show: pass run directories, or --with-paper")
     return rows, infos
