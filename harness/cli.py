@@ -323,6 +323,40 @@ def plot_command(
         typer.echo(str(path))
 
 
+@app.command("analyze")
+def analyze_command(
+    run_dir: Annotated[Path, typer.Argument(help="A scored run directory.")],
+    solve_check: Annotated[
+        bool, typer.Option(help="SPAE's solve/check tokens and Right-to-Wrong rate.")
+    ] = False,
+    mode: Annotated[
+        str, typer.Option(help="probe (the paper's: token probabilities) or mention (a labelled proxy).")
+    ] = "probe",
+    model: Annotated[str | None, typer.Option(help="Model to probe [default: the run's].")] = None,
+    backend: Annotated[str, typer.Option(help="Probe backend: hf.")] = "hf",
+    batch_size: Annotated[int, typer.Option(help="Probe prompts per forward pass.")] = 8,
+    dtype: Annotated[str, typer.Option(help="Weights dtype for the probe.")] = "auto",
+    data_dir: Annotated[Path | None, typer.Option(help="Benchmark data [default: the run's].")] = None,
+) -> None:
+    """Analyses of a run: --solve-check writes RUN_DIR/analysis/solve_check.jsonl and .json."""
+    import json
+
+    from harness.analysis.solve_check import analyze_solve_check
+
+    if not solve_check:
+        raise HarnessError("choose an analysis: --solve-check")
+    summary = analyze_solve_check(
+        run_dir,
+        mode=mode,
+        model=model,
+        backend=backend,
+        batch_size=batch_size,
+        dtype=dtype,
+        data_dir=data_dir,
+    )
+    typer.echo(json.dumps(summary, indent=2))
+
+
 @app.command("regress")
 def regress_command(
     base_dir: Annotated[Path, typer.Argument(help="The baseline run.")],

@@ -1,0 +1,1 @@
+"""Analyses of a finished run's generations (read from RUN_DIR, written under RUN_DIR/analysis/)."""
