@@ -333,7 +333,10 @@ def analyze_command(
         str, typer.Option(help="probe (the paper's: token probabilities) or mention (a labelled proxy).")
     ] = "probe",
     model: Annotated[str | None, typer.Option(help="Model to probe [default: the run's].")] = None,
-    backend: Annotated[str, typer.Option(help="Probe backend: hf.")] = "hf",
+    backend: Annotated[str, typer.Option(help="Probe backend: hf, or vllm (prefix caching).")] = "hf",
+    entropy_mode: Annotated[
+        str, typer.Option(help="Conf's entropy: full (exact), or topk=K from vLLM's top-K logprobs.")
+    ] = "full",
     batch_size: Annotated[int, typer.Option(help="Probe prompts per forward pass.")] = 8,
     dtype: Annotated[str, typer.Option(help="Weights dtype for the probe.")] = "auto",
     data_dir: Annotated[Path | None, typer.Option(help="Benchmark data [default: the run's].")] = None,

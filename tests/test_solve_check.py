@@ -312,8 +312,7 @@ def test_probe_matches_a_manual_computation(prober):
         assert result.acc == pytest.approx(acc, abs=1e-5) and result.conf == pytest.approx(conf, abs=1e-5)
 
 
-@pytest.fixture(scope="module")
-def probe_run(tiny_model, shared_data, tmp_path_factory) -> Path:
+def write_probe_run(tiny_model: Path, shared_data: Path, folder: Path) -> Path:
     """A real run.json (an AIME item x 2 samples, the tiny model's prompts) with synthetic traces."""
     from harness.backends.chat import ChatPrompt, prompt_hash
     from harness.evaluate import EvalConfig, plan
@@ -327,7 +326,12 @@ def probe_run(tiny_model, shared_data, tmp_path_factory) -> Path:
         text = steps + f"So x = {gold}.\n\nHmm.</think>\n\n\\boxed{{{gold}}}"
         hashed = prompt_hash(chat.render(r.messages))
         samples.append(("aime24", r.item_id, r.sample_idx, text, r.sample_idx == 0, "stop", True, hashed))
-    return write_run(tmp_path_factory.mktemp("probe") / "run", made.run_info, samples)
+    return write_run(folder / "run", made.run_info, samples)
+
+
+@pytest.fixture(scope="module")
+def probe_run(tiny_model, shared_data, tmp_path_factory) -> Path:
+    return write_probe_run(tiny_model, shared_data, tmp_path_factory.mktemp("probe"))
 
 
 def assert_same(got: list[dict], expected: list[dict]) -> None:

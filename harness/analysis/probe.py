@@ -1,4 +1,5 @@
-"""SPAE's training-free probe (spec §1.2, §5.2 step 3) with transformers, batched with left padding.
+"""SPAE's training-free probe (spec §1.2, §5.2 step 3): with transformers, batched with left padding, or
+with vLLM and prefix caching.
 
 For each probe context (prompt + response prefix up to a boundary + `**Final Answer**\\n\\boxed{`):
 - Acc = the mean teacher-forced probability of the gold answer's tokens;
@@ -11,9 +12,11 @@ the contexts, and the N sampled continuations decode from it in turn.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness import HarnessError
 from harness.backends.hf import HFBackend, SeededSampler
 
 PROBE_TEXT = "**Final Answer**\n\\boxed{"
@@ -137,3 +140,71 @@ class HFProber:
         if fed:
             cache.crop(-fed)
         return torch.exp(-entropy_sum / steps).cpu()
+
+
+class VLLMProber:
+    """Probes through vLLM with prefix caching. Acc: one prompt-logprob pass over context + gold (vLLM
+    scores every prompt row itself, so these passes write the cache but do not read it). Conf: the N
+    continuations of each probe as one seeded request (child n draws from seed + n) from the cached
+    prefix, with the per-position entropy from the returned logprobs: every token's (`full`, exact)
+    or the top k's (`topk=K`, the authors' approximation, not renormalised)."""
+
+    def __init__(
+        self, backend, entropy_mode: str = "full", n_probe: int = N_PROBE, max_tokens=PROBE_MAX_TOKENS
+    ):
+        self.backend, self.n_probe, self.max_tokens = backend, n_probe, max_tokens
+        self.top_k = entropy_top_k(entropy_mode)
+
+    def probe(self, jobs: Sequence[ProbeJob], decoding: Decoding) -> list[ProbeResult]:
+        from vllm import SamplingParams, TokensPrompt
+
+        scoring = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0)
+        prompts = [TokensPrompt(prompt_token_ids=j.context + j.gold) for j in jobs]
+        prompts += [TokensPrompt(prompt_token_ids=j.context) for j in jobs]
+        params = [scoring] * len(jobs) + [
+            SamplingParams(
+                n=self.n_probe if decoding.temperature > 0 else 1,  # greedy: N identical continuations
+                seed=j.seed,
+                temperature=decoding.temperature,
+                top_p=decoding.top_p,
+                top_k=max(decoding.top_k, 0),
+                max_tokens=self.max_tokens,
+                logprobs=-1 if self.top_k is None else self.top_k,
+            )
+            for j in jobs
+        ]
+        outputs = self.backend.llm.generate(prompts, params, use_tqdm=False)
+        return [
+            ProbeResult(self._acc(job, scored), self._conf(sampled))
+            for job, scored, sampled in zip(jobs, outputs[: len(jobs)], outputs[len(jobs) :], strict=True)
+        ]
+
+    @staticmethod
+    def _acc(job: ProbeJob, output) -> float:
+        """The mean teacher-forced probability of the gold tokens."""
+        start = len(job.context)
+        rows = output.prompt_logprobs[start : start + len(job.gold)]
+        return sum(math.exp(row[token].logprob) for row, token in zip(rows, job.gold, strict=True)) / len(
+            job.gold
+        )
+
+    def _conf(self, output) -> float:
+        """The mean over continuations of exp(-mean entropy) over their positions (an EOS counts)."""
+        values = []
+        for sample in output.outputs:
+            entropies = [self._entropy(position) for position in sample.logprobs]
+            values.append(math.exp(-sum(entropies) / len(entropies)))
+        return sum(values) / len(values)
+
+    def _entropy(self, position: dict) -> float:
+        kept = [lp.logprob for lp in position.values() if self.top_k is None or lp.rank <= self.top_k]
+        return -sum(math.exp(lp) * lp for lp in kept if lp > -math.inf)
+
+
+def entropy_top_k(mode: str) -> int | None:
+    """None for `full`, K for `topk=K`."""
+    if mode == "full":
+        return None
+    if mode.startswith("topk=") and mode[5:].isdigit() and int(mode[5:]) > 0:
+        return int(mode[5:])
+    raise HarnessError(f"unknown --entropy-mode {mode!r}; choose full or topk=K (e.g. topk=20)")

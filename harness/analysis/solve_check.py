@@ -31,6 +31,8 @@ from harness.analysis.probe import (
     HFProber,
     ProbeJob,
     ProbeResult,
+    VLLMProber,
+    entropy_top_k,
 )
 from harness.analysis.steps import (
     DELIMITER,
@@ -53,7 +55,7 @@ from harness.store import GENERATIONS, RUN, SCORES, RunDir, record_key
 MODES = ("probe", "mention")
 RECORDS, AGGREGATES = "solve_check.jsonl", "solve_check.json"
 METHODS = {
-    "probe": "SPAE probe (paper formulas: teacher-forced Acc, full-entropy Conf, Phi > 0.9), spec §5.2",
+    "probe": "SPAE probe (paper formulas: teacher-forced Acc, Conf from the entropy, Phi > 0.9), spec §5.2",
     "mention": "PROXY, not the paper's method: k* = first step stating an answer equal to the gold "
     "(\\boxed{} or a final '= x'); not comparable with SPAE Table 3",
 }
@@ -78,6 +80,7 @@ class Label:
         return self.mode != "probe"
 
 
+Prober = HFProber | VLLMProber
 Analyser = Callable[[str, list[Sample]], Iterator[list[dict]]]  # one benchmark's samples -> record batches
 
 
@@ -90,6 +93,7 @@ def analyze_solve_check(
     batch_size: int = 8,
     dtype: str = "auto",
     data_dir: Path | None = None,
+    entropy_mode: str = "full",
 ) -> dict[str, Any]:
     """Analyse every math sample of a run not analysed yet; return this mode's aggregates.
 
@@ -99,8 +103,10 @@ def analyze_solve_check(
     """
     if mode not in MODES:
         raise HarnessError(f"unknown --mode {mode!r}; choose from {', '.join(MODES)}")
-    if backend != "hf":
-        raise HarnessError(f"solve/check probing runs on the hf backend only, not {backend!r}")
+    if backend not in ("hf", "vllm"):
+        raise HarnessError(f"solve/check probes through hf or vllm, not {backend!r}")
+    if backend == "hf" and entropy_mode != "full":
+        raise HarnessError("--entropy-mode topk=K reads vLLM's top-k logprobs: use --backend vllm")
     if batch_size < 1:
         raise HarnessError("--batch-size must be at least 1")
     run = RunDir(run_dir)
@@ -113,7 +119,9 @@ def analyze_solve_check(
     out = RunDir(run.path / "analysis")
     out.path.mkdir(exist_ok=True)
     if mode == "probe":
-        label, settings, analyse = probe_setup(info, model, revision, dtype, batch_size, data_dir)
+        label, settings, analyse = probe_setup(
+            info, model, revision, dtype, batch_size, data_dir, backend, entropy_mode
+        )
     else:
         label, settings, analyse = mention_setup(model, revision)
     done = resume(out, label, settings)
@@ -128,15 +136,33 @@ def analyze_solve_check(
 
 
 def probe_setup(
-    info: dict, model: str, revision: str | None, dtype: str, batch_size: int, data_dir: Path | None
+    info: dict,
+    model: str,
+    revision: str | None,
+    dtype: str,
+    batch_size: int,
+    data_dir: Path | None,
+    backend: str,
+    entropy_mode: str,
 ) -> tuple[Label, dict[str, Any], Analyser]:
-    """Load the model once (hf backend) for the paper's probe."""
-    from harness.backends.hf import HFBackend
+    """Load the model once for the paper's probe: hf, or vllm with prefix caching."""
+    if backend == "vllm":
+        from harness.backends.vllm import VLLMBackend
 
-    engine = HFBackend(model, revision=revision, dtype=dtype, batch_size=batch_size)
-    settings = probe_settings(model, engine.dtype)
+        top_k = entropy_top_k(entropy_mode)
+        engine = VLLMBackend(
+            model, revision=revision, dtype=dtype, enable_prefix_caching=True, max_logprobs=top_k or -1
+        )
+        prober: Prober = VLLMProber(engine, entropy_mode)
+        engine_dtype = engine.settings["dtype"]
+    else:
+        from harness.backends.hf import HFBackend
+
+        engine = HFBackend(model, revision=revision, dtype=dtype, batch_size=batch_size)
+        prober, engine_dtype = HFProber(engine), engine.dtype
+    settings = probe_settings(model, engine_dtype, backend, entropy_mode)
     label = Label("probe", stable_hash(settings)[:16])
-    return label, settings, probe_analyser(HFProber(engine), info, data_dir, batch_size, label)
+    return label, settings, probe_analyser(prober, info, data_dir, batch_size, label)
 
 
 def mention_setup(model: str, revision: str | None) -> tuple[Label, dict[str, Any], Analyser]:
@@ -191,11 +217,11 @@ def tokenize(tokenizer, text: str) -> Tokens:
     return Tokens(text, encoded["input_ids"], [tuple(span) for span in encoded["offset_mapping"]])
 
 
-def probe_settings(model: str, dtype: str) -> dict[str, Any]:
+def probe_settings(model: str, dtype: str, backend: str, entropy_mode: str) -> dict[str, Any]:
     return {
         "mode": "probe",
         "model": model,
-        "backend": "hf",
+        "backend": backend,
         "dtype": dtype,
         "delimiter": DELIMITER,
         "probe_text": PROBE_TEXT,
@@ -204,7 +230,7 @@ def probe_settings(model: str, dtype: str) -> dict[str, Any]:
         "decoding": "the run's sampling settings per benchmark",
         "tau_sat": TAU_SAT,
         "acc_mode": "paper",
-        "entropy_mode": "full",
+        "entropy_mode": entropy_mode,
         "reflect_markers": list(REFLECT_MARKERS),
     }
 
@@ -306,7 +332,7 @@ class Prepared:
 
 
 def probe_analyser(
-    prober: HFProber, info: dict, data_dir: Path | None, batch_size: int, label: Label
+    prober: Prober, info: dict, data_dir: Path | None, batch_size: int, label: Label
 ) -> Analyser:
     """The paper's probe at every boundary, batch_size probes per forward pass; a sample's record is
     written once all its probes are done."""
@@ -346,7 +372,7 @@ def probe_record(p: Prepared, results: list[ProbeResult], label: Label) -> dict:
     return {**sample_record(p.sample, p.tokens, p.seg, k_star, label), "acc": acc, "conf": conf, "phi": phi}
 
 
-def prepare(prober: HFProber, info: dict, benchmark: str, samples: list[Sample], data_dir: Path | None):
+def prepare(prober: Prober, info: dict, benchmark: str, samples: list[Sample], data_dir: Path | None):
     """Tokenise each response and rebuild its exact prompt (checked against the run's prompt hash)."""
     from harness.backends.chat import prompt_hash
     from harness.evaluate import derive_seed, messages_for

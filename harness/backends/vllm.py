@@ -67,6 +67,7 @@ class VLLMBackend:
         enable_prefix_caching: bool = True,
         enforce_eager: bool = False,
         max_num_seqs: int | None = None,
+        max_logprobs: int | None = None,  # -1: every token's (solve/check probes)
     ):
         import torch
         from vllm import LLM
@@ -91,6 +92,7 @@ class VLLMBackend:
                 # ("CPU Generator does not use offset", vLLM 0.31): prefill prompts whole there.
                 enable_chunked_prefill=on_gpu,
                 **({"max_num_seqs": max_num_seqs} if max_num_seqs else {}),
+                **({"max_logprobs": max_logprobs} if max_logprobs is not None else {}),
             )
         except Exception as e:
             raise load_error(model, e) from None
@@ -106,6 +108,10 @@ class VLLMBackend:
             "max_num_seqs": self.llm.llm_engine.vllm_config.scheduler_config.max_num_seqs,
         }
         self.request_ids = itertools.count()
+
+    @property
+    def tokenizer(self):
+        return self.chat.tokenizer
 
     def describe(self) -> dict[str, Any]:
         import vllm
