@@ -440,11 +440,14 @@ def list_command() -> None:
 @app.command("tiny-model")
 def tiny_model_command(
     out_dir: Annotated[Path, typer.Argument(help="Folder to write the model to.")],
+    thinking: Annotated[
+        bool, typer.Option(help="--no-thinking: a plain ChatML template, the answer follows the prompt.")
+    ] = True,
 ) -> None:
     """Build a deterministic tiny random Qwen2-style model with a <think>-aware chat template, offline."""
     from harness.tiny_model import build_tiny_model
 
-    typer.echo(str(build_tiny_model(out_dir)))
+    typer.echo(str(build_tiny_model(out_dir, thinking=thinking)))
 
 
 def main() -> None:

@@ -23,6 +23,13 @@ CHAT_TEMPLATE = (
     "{%- else -%}{{ '<|im_start|>assistant\\n<think>\\n' }}{%- endif -%}"
     "{%- endif -%}"
 )
+# Plain ChatML: the assistant answers directly (`harness tiny-model --no-thinking`, the demo's model)
+PLAIN_CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}"
+)
 
 # Generic maths prose for the BPE merges; no benchmark problem or answer appears in it.
 _CORPUS = [
@@ -34,8 +41,11 @@ _CORPUS = [
 ]
 
 
-def build_tiny_model(out_dir: Path, vocab_size: int = 512) -> Path:
-    """Write config, weights, tokenizer and chat template to `out_dir`; same bytes every time."""
+def build_tiny_model(out_dir: Path, vocab_size: int = 512, thinking: bool = True) -> Path:
+    """Write config, weights, tokenizer and chat template to `out_dir`; same bytes every time.
+
+    `thinking=False` gives a plain ChatML template with no <think> block (same weights).
+    """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
@@ -60,7 +70,7 @@ def build_tiny_model(out_dir: Path, vocab_size: int = 512) -> Path:
         additional_special_tokens=["<|im_start|>"],
     )
     tokenizer.add_tokens(THINK_TOKENS)  # ordinary added tokens: they survive skip_special_tokens
-    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.chat_template = CHAT_TEMPLATE if thinking else PLAIN_CHAT_TEMPLATE
     tokenizer.model_max_length = 32768
 
     config = Qwen2Config(

@@ -30,12 +30,16 @@ def get_scorer(
     rtol: float = DEFAULT_RTOL,
     judge: JudgeConfig | None = None,
     lm_eval_include_path: str | None = None,
+    persistent: bool = False,
 ):
+    """`persistent` keeps the math scorer's worker processes alive between calls (training)."""
     if name.startswith(LM_EVAL):
         return LMEvalScorer(name.removeprefix(LM_EVAL), lm_eval_include_path)
     options = {k: v for k, v in (("timeout", timeout), ("workers", workers)) if v is not None}
-    if name in ("math", "code"):
-        return (MathScorer if name == "math" else CodeScorer)(**options)
+    if name == "math":
+        return MathScorer(**options, persistent=persistent)
+    if name == "code":
+        return CodeScorer(**options)
     rule_name, judged = name.removesuffix("+judge"), name == "judge" or name.endswith("+judge")
     if name not in NAMES:
         raise HarnessError(f"unknown scorer {name!r}; available: {', '.join(NAMES)}")

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from importlib.metadata import version
 
 from harness.scoring.latex import last_boxed
-from harness.scoring.pool import map_with_timeout
+from harness.scoring.pool import TimeoutPool, map_with_timeout
 from harness.types import Score
 
 RULES_VERSION = "1"
@@ -100,13 +100,19 @@ def _verdict(correct: bool, extracted: str, canonical: str, method: str, source:
 
 
 class MathScorer:
-    """Judges final math answers; `score` runs `judge` in a pool with a per-call time limit."""
+    """Judges final math answers; `score` runs `judge` in a pool with a per-call time limit.
+
+    `persistent=True` keeps the pool's workers between `score` calls (a trainer scores every step).
+    """
 
     name = "math"
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT, workers: int | None = None):
+    def __init__(
+        self, timeout: float = DEFAULT_TIMEOUT, workers: int | None = None, persistent: bool = False
+    ):
         self.timeout = timeout
         self.workers = workers or min(4, os.cpu_count() or 1)
+        self.pool = TimeoutPool(judge, timeout=timeout, workers=self.workers) if persistent else None
 
     @property
     def version(self) -> str:
@@ -124,7 +130,11 @@ class MathScorer:
                 yield i, Score(0.0, None, None, {"reason": reason})
             else:
                 calls.append((i, (answer, gold)))
-        results = map_with_timeout(judge, [p for _, p in calls], timeout=self.timeout, workers=self.workers)
+        payloads = [p for _, p in calls]
+        if self.pool is not None:
+            results = self.pool.map(payloads)
+        else:
+            results = map_with_timeout(judge, payloads, timeout=self.timeout, workers=self.workers)
         for j, result in results:
             index = calls[j][0]
             if isinstance(result, dict):

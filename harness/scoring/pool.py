@@ -50,28 +50,33 @@ class _Worker:
         self.conn.close()
 
 
-def map_with_timeout(
-    fn: Callable[[Any], Any], payloads: Iterable[Any], *, timeout: float, workers: int
-) -> Iterator[tuple[int, Any]]:
-    """Yield (index, result) for each payload, in completion order.
+class TimeoutPool:
+    """Worker processes that stay alive across `map` calls; `close()` ends them.
 
-    `result` is fn's return value, or a CallTimeout / CallCrashed / RuntimeError instance.
-    `fn` must be a module-level function (workers are spawned, not forked).
+    Starting a spawned worker re-imports the parent's main module, which costs seconds in a process
+    that imported torch: a trainer scoring every step keeps one pool for the whole run.
     """
-    queue = list(enumerate(payloads))
-    queue.reverse()
-    if not queue:
-        return
-    ctx = mp.get_context("spawn")
-    pool = [_Worker(ctx, fn) for _ in range(max(1, min(workers, len(queue))))]
-    pending = len(queue)
-    try:
+
+    def __init__(self, fn: Callable[[Any], Any], *, timeout: float, workers: int):
+        self.fn, self.timeout = fn, timeout
+        self.ctx = mp.get_context("spawn")
+        self.pool = [_Worker(self.ctx, fn) for _ in range(max(1, workers))]
+
+    def map(self, payloads: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        """Yield (index, result) for each payload, in completion order.
+
+        `result` is fn's return value, or a CallTimeout / CallCrashed / RuntimeError instance.
+        """
+        queue = list(enumerate(payloads))
+        queue.reverse()
+        pool = self.pool
+        pending = len(queue)
         while pending:
             for worker in pool:
                 if worker.ready and worker.task is None and queue:
                     worker.task, payload = queue.pop()
                     worker.conn.send(payload)
-                    worker.deadline = time.monotonic() + timeout
+                    worker.deadline = time.monotonic() + self.timeout
             next_deadline = min(w.deadline for w in pool)
             wait_for = None if next_deadline == float("inf") else max(0.0, next_deadline - time.monotonic())
             ready = wait([w.conn for w in pool], timeout=wait_for)
@@ -85,7 +90,7 @@ def map_with_timeout(
                         worker.ready = True
                         continue
                     if kind == "crash":
-                        pool[i] = _Worker(ctx, fn)
+                        pool[i] = _Worker(self.ctx, self.fn)
                         worker.kill()
                         if worker.task is None:
                             raise RuntimeError("a scoring worker died while starting")
@@ -97,9 +102,27 @@ def map_with_timeout(
                     yield task, result
                 elif worker.task is not None and time.monotonic() >= worker.deadline:
                     worker.kill()
-                    pool[i] = _Worker(ctx, fn)
+                    pool[i] = _Worker(self.ctx, self.fn)
                     pending -= 1
-                    yield worker.task, CallTimeout(f"no result within {timeout:g}s; worker killed")
-    finally:
-        for worker in pool:
+                    yield worker.task, CallTimeout(f"no result within {self.timeout:g}s; worker killed")
+
+    def close(self) -> None:
+        for worker in self.pool:
             worker.kill()
+
+
+def map_with_timeout(
+    fn: Callable[[Any], Any], payloads: Iterable[Any], *, timeout: float, workers: int
+) -> Iterator[tuple[int, Any]]:
+    """`TimeoutPool.map` on a pool of at most `workers` made for this call and closed after it.
+
+    `fn` must be a module-level function (workers are spawned, not forked).
+    """
+    payloads = list(payloads)
+    if not payloads:
+        return
+    pool = TimeoutPool(fn, timeout=timeout, workers=min(workers, len(payloads)))
+    try:
+        yield from pool.map(payloads)
+    finally:
+        pool.close()

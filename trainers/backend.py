@@ -1,0 +1,72 @@
+"""The backend interface every method implements, and the batch a loss mask is computed on.
+
+One backend object lives for the whole run. Per generation step the trainer calls, in order:
+`rollout(rows, engine)` on this process's dataset rows, `score(rollouts)` on those rollouts, then
+`advantages(rollouts, rewards)` on the rollouts and rewards of all processes, and finally
+`loss_mask(batch)` on the rows this process trains. `state_dict()` is saved in every checkpoint and
+given back to `load_state_dict()` on resume. `trainers/METHODS.md` maps each method onto it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch import Tensor
+
+from trainers.engine import Engine
+from trainers.rollout import Rollout
+
+
+@dataclass
+class Batch:
+    """The rows one process trains this step, padded as TRL's loss consumes them."""
+
+    rollouts: list[Rollout]
+    rewards: Tensor  # (B,)
+    prompt_ids: Tensor  # (B, P), left-padded
+    prompt_mask: Tensor
+    completion_ids: Tensor  # (B, T), right-padded
+    completion_mask: Tensor  # (B, T), 1 on real completion tokens
+    policy: Callable[[], tuple[Tensor, Tensor]] = field(repr=False)  # no-grad (log-probs, entropies)
+
+    def policy_logps_and_entropies(self) -> tuple[Tensor, Tensor]:
+        """Per-token log-probs and entropies of the current policy, (B, T) each, without gradient."""
+        return self.policy()
+
+
+class Backend:
+    """Base class of method backends; a backend overrides `rollout`, `score` and `advantages`.
+
+    `advantages` returns (N,) per-sequence values or (N, T) per-token values over the completions
+    right-padded to the longest one of the N rollouts. Rollouts with `trainable=False` are scored and
+    passed to `advantages`, then dropped before the loss.
+    """
+
+    name = "base"
+
+    def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
+        raise NotImplementedError
+
+    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
+        """(N,) float rewards; every value must be finite."""
+        raise NotImplementedError
+
+    def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def loss_mask(self, batch: Batch) -> Tensor | None:
+        """(B, T) 0/1 tokens the loss keeps (multiplied into the completion mask), or None for all."""
+        return None
+
+    def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
+        """Extra numbers to log for this step (e.g. buffer sizes)."""
+        return {}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state:
+            raise ValueError(f"backend {self.name!r} keeps no state, but the checkpoint has {sorted(state)}")

@@ -1,0 +1,81 @@
+"""Plain GRPO: G samples per problem, a harness scorer's reward, group-normalised advantages.
+
+This is the baseline the method backends are compared with, and it reproduces stock TRL
+`GRPOTrainer` with the same reward: `scale_rewards` has TRL's meaning ("group": (r - mean_g) /
+(std_g + 1e-4) with Bessel's std; "batch": the same centring over the batch std; "none": Dr. GRPO's
+r - mean_g).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from harness.thinking import prompt_opens_think
+from trainers.advantages import group_center, group_zscore
+from trainers.backend import Backend
+from trainers.engine import Engine
+from trainers.rewards import ScorerReward
+from trainers.rollout import Rollout
+
+SCALE_REWARDS = ("group", "batch", "none")
+
+
+class GRPOBackend(Backend):
+    """Rows carry `prompt` (chat messages), `answer` (the scorer's gold) and `id`."""
+
+    name = "grpo"
+
+    def __init__(self, reward: ScorerReward, num_generations: int, scale_rewards: str = "group"):
+        if scale_rewards not in SCALE_REWARDS:
+            raise ValueError(f"scale_rewards {scale_rewards!r} is not one of {SCALE_REWARDS}")
+        self.reward = reward
+        self.num_generations = num_generations
+        self.scale_rewards = scale_rewards
+
+    def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
+        prompts = [engine.encode(row["prompt"]) for row in rows]
+        G = self.num_generations
+        generations = engine.generate([p for p in prompts for _ in range(G)])
+        rollouts = []
+        for i, (row, prompt) in enumerate(zip(rows, prompts, strict=True)):
+            group = f"{i}:{row.get('id', '')}"
+            meta = {
+                "id": row.get("id"),
+                "answer": row["answer"],
+                "think_opened": prompt_opens_think(engine.tokenizer.decode(prompt)),
+            }
+            for gen in generations[i * G : (i + 1) * G]:
+                rollouts.append(
+                    Rollout(
+                        prompt_ids=prompt,
+                        completion_ids=gen.ids,
+                        role="solver",
+                        group=group,
+                        task=str(row.get("task", "default")),
+                        finish_reason=gen.finish_reason,
+                        sampling_logprobs=gen.logprobs,
+                        meta={**meta, "text": engine.decode(gen.ids)},
+                    )
+                )
+        return rollouts
+
+    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
+        values = self.reward(
+            [r.meta["text"] for r in rollouts],
+            [r.meta["answer"] for r in rollouts],
+            [r.meta["think_opened"] for r in rollouts],
+        )
+        return torch.tensor(values, dtype=torch.float32)
+
+    def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
+        groups = [r.group for r in rollouts]
+        if self.scale_rewards == "group":
+            return group_zscore(rewards, groups).values
+        centred = group_center(rewards, groups).values
+        if self.scale_rewards == "none":
+            return centred
+        return centred / (rewards.std() + 1e-4) if rewards.numel() > 1 else torch.zeros_like(rewards)

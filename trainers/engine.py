@@ -1,0 +1,171 @@
+"""Generation engines: token ids in, token ids and sampling log-probabilities out.
+
+Both engines read the sampling settings (temperature, top-p, top-k, `max_completion_length`) from the
+trainer's `GRPOConfig` and sample from the trainer's current weights. `HFEngine` runs transformers'
+`generate` (CPU or GPU, DDP and ZeRO-3 through TRL's unwrapping); `VLLMEngine` drives TRL's own vLLM
+client in colocate or server mode (GPU). A partial completion is continued by generating from
+prompt + completion so far (`continue_rollouts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+
+from trainers.rollout import Rollout
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One sampled continuation: its tokens (EOS included), their log-probs, and why it stopped."""
+
+    ids: list[int]
+    logprobs: list[float]  # log-softmax of logits / temperature at each sampled token
+    finish_reason: str  # "stop" (EOS) or "length" (the token budget of the call)
+
+
+class Engine(Protocol):
+    """What backends generate with."""
+
+    tokenizer: Any
+    policy_version: int  # optimizer steps taken by the weights that sample
+
+    def encode(self, messages: Sequence[dict[str, str]]) -> list[int]: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+    def generate(
+        self, prompts: Sequence[Sequence[int]], max_tokens: int | None = None
+    ) -> list[Generation]: ...
+
+
+class _TrainerEngine:
+    """Tokenisation and bookkeeping shared by the engines; `trainer` is a TRL `GRPOTrainer`."""
+
+    def __init__(self, trainer: Any):
+        self.trainer = trainer
+        self.tokenizer = trainer.processing_class
+        self.eos_ids = set(trainer.eos_token_ids)
+
+    @property
+    def policy_version(self) -> int:
+        return self.trainer.state.global_step
+
+    def encode(self, messages: Sequence[dict[str, str]]) -> list[int]:
+        """The chat-templated prompt with the generation header, as the trainer's template renders it."""
+        return list(
+            self.tokenizer.apply_chat_template(
+                list(messages),
+                chat_template=self.trainer.chat_template,
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
+                **self.trainer.chat_template_kwargs,
+            )["input_ids"]
+        )
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+
+    def _finish(self, ids: list[int], logprobs: list[float]) -> Generation:
+        """Cut after the first EOS; no EOS means the call's token budget ran out."""
+        for i, token in enumerate(ids):
+            if token in self.eos_ids:
+                return Generation(ids[: i + 1], logprobs[: i + 1], "stop")
+        return Generation(ids, logprobs, "length")
+
+
+class HFEngine(_TrainerEngine):
+    """transformers `generate` on the trainer's model, with the trainer's generation config."""
+
+    def generate(self, prompts: Sequence[Sequence[int]], max_tokens: int | None = None) -> list[Generation]:
+        from trl.models import unwrap_model_for_generation
+        from trl.trainer.utils import pad
+
+        trainer, args = self.trainer, self.trainer.args
+        prompt_tensors = [torch.tensor(list(p)) for p in prompts]
+        input_ids = pad(prompt_tensors, padding_value=self.tokenizer.pad_token_id, padding_side="left")
+        attention_mask = pad(
+            [torch.ones_like(t) for t in prompt_tensors], padding_value=0, padding_side="left"
+        )
+        device = trainer.accelerator.device
+        config = trainer.generation_config
+        overrides = {"max_new_tokens": max_tokens} if max_tokens is not None else {}
+        with (
+            unwrap_model_for_generation(
+                trainer.model_wrapped,
+                trainer.accelerator,
+                gather_deepspeed3_params=args.ds3_gather_for_generation,
+                generation_kwargs=trainer.generation_kwargs,
+                gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
+            ) as model,
+            torch.no_grad(),
+            trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False),
+        ):
+            out = model.generate(
+                input_ids=input_ids.to(device),
+                attention_mask=attention_mask.to(device),
+                generation_config=config,
+                return_dict_in_generate=True,
+                output_logits=True,
+                **overrides,
+            )
+        new = out.sequences[:, input_ids.size(1) :]
+        logits = torch.stack(out.logits, dim=1).float() / (config.temperature or 1.0)
+        logprobs = logits.log_softmax(-1).gather(-1, new.unsqueeze(-1)).squeeze(-1)
+        return [
+            self._finish(ids.tolist(), lps.tolist())
+            for ids, lps in zip(new.cpu(), logprobs.cpu(), strict=True)
+        ]
+
+
+class VLLMEngine(_TrainerEngine):
+    """TRL's vLLM generation (`use_vllm=True`, colocate or server mode); weights are synced per step."""
+
+    def generate(self, prompts: Sequence[Sequence[int]], max_tokens: int | None = None) -> list[Generation]:
+        trainer = self.trainer
+        vllm = trainer.vllm_generation
+        if trainer.state.global_step != trainer._last_loaded_step:
+            vllm.sync_weights()
+            trainer._last_loaded_step = trainer.state.global_step
+        budget = vllm.max_completion_length
+        vllm.max_completion_length = max_tokens or budget
+        try:
+            _, ids, logprobs, _ = vllm.generate(
+                prompts=[list(p) for p in prompts], images=None, num_generations=1
+            )
+        finally:
+            vllm.max_completion_length = budget
+        return [self._finish(list(i), [lp[0] for lp in lps]) for i, lps in zip(ids, logprobs, strict=True)]
+
+
+def make_engine(trainer: Any) -> Engine:
+    return VLLMEngine(trainer) if trainer.use_vllm else HFEngine(trainer)
+
+
+def continue_rollouts(
+    engine: Engine, rollouts: Sequence[Rollout], segment_tokens: int, max_tokens: int
+) -> list[Rollout]:
+    """Decode one more segment (at most `segment_tokens`) of each unfinished rollout (UloRL).
+
+    A rollout that reaches `max_tokens` completion tokens without EOS is truncated ("length"); one
+    that only used up its segment stays "unfinished" for the next step.
+    """
+    budgets = [min(segment_tokens, max_tokens - len(r.completion_ids)) for r in rollouts]
+    if min(budgets, default=1) < 1:
+        raise ValueError(f"a rollout already has {max_tokens} completion tokens; it cannot be continued")
+    out = []
+    for budget in sorted(set(budgets)):
+        batch = [i for i, b in enumerate(budgets) if b == budget]
+        prompts = [[*rollouts[i].prompt_ids, *rollouts[i].completion_ids] for i in batch]
+        for i, gen in zip(batch, engine.generate(prompts, budget), strict=True):
+            r = rollouts[i]
+            capped = len(r.completion_ids) + len(gen.ids) >= max_tokens
+            reason = gen.finish_reason if gen.finish_reason == "stop" or capped else "unfinished"
+            logprobs = gen.logprobs if r.sampling_logprobs is not None else None
+            version = engine.policy_version if r.policy_versions else None
+            out.append((i, r.continued(gen.ids, reason, logprobs, version)))
+    return [r for _, r in sorted(out, key=lambda pair: pair[0])]

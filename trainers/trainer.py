@@ -1,0 +1,251 @@
+"""`BackendGRPOTrainer`: TRL's `GRPOTrainer` with the batch built by a method backend.
+
+Only `_generate_and_score_completions` is replaced (the route TRL's maintainers endorse,
+huggingface/trl#4525): the backend makes, scores and normalises the rollouts, and the trainer hands
+TRL's loss the exact dict it consumes (`CONSUMED_KEYS`; a contract test pins it). TRL's loss, its
+`loss_type`s, clipping, KL, vLLM importance sampling, optimisation, DDP/DeepSpeed and checkpointing are
+used as they are. Backend state is saved in each checkpoint (`backend_state.pt`) and restored on resume.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import torch
+from accelerate.utils import gather_object
+from torch import Tensor
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+from trl import GRPOTrainer
+from trl.trainer.utils import pad
+
+from trainers.backend import Backend, Batch
+from trainers.engine import make_engine
+from trainers.masks import completion_mask as make_completion_mask
+from trainers.masks import mask_truncated
+from trainers.rollout import Rollout
+
+BACKEND_STATE = "backend_state.pt"
+# What TRL 1.16's `_compute_loss` reads from a batch (tests/training/test_trl_contract.py checks it)
+CONSUMED_KEYS = (
+    "prompt_ids",
+    "prompt_mask",
+    "completion_ids",
+    "completion_mask",
+    "advantages",
+    "num_items_in_batch",
+    "old_per_token_logps",
+    "ref_per_token_logps",
+    "importance_sampling_ratio",
+    "sampling_per_token_logps",
+    "tool_mask",
+)
+
+
+def _scoring_is_the_backends(*args: Any, **kwargs: Any) -> list[float]:
+    raise RuntimeError("BackendGRPOTrainer scores through its backend; TRL's reward functions are not called")
+
+
+class BackendGRPOTrainer(GRPOTrainer):
+    """`GRPOTrainer(model, args=..., train_dataset=..., backend=...)`; dataset rows seed the backend."""
+
+    def __init__(self, *args: Any, backend: Backend, **kwargs: Any):
+        if kwargs.get("reward_funcs") is not None:
+            raise ValueError("pass rewards through the backend, not reward_funcs")
+        super().__init__(*args, reward_funcs=[_scoring_is_the_backends], **kwargs)
+        self.backend = backend
+        self.engine = make_engine(self)
+
+    # --- the batch -------------------------------------------------------------------------------
+
+    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        mode = "train" if self.model.training else "eval"
+        group_size = self.num_generations if mode == "train" else self.num_generations_eval
+        local = self.backend.rollout(inputs[::group_size], self.engine)
+        rank = self.accelerator.process_index
+        local = [replace(r, group=f"{rank}/{r.group}") for r in local]  # groups never span processes
+        local_rewards = self.backend.score(local)
+        if local_rewards.shape != (len(local),) or not torch.isfinite(local_rewards).all():
+            raise ValueError(
+                f"backend {self.backend.name!r} must return {len(local)} finite rewards, got {local_rewards}"
+            )
+        per_process = gather_object([(local, local_rewards.tolist())])
+        rollouts = [r for part, _ in per_process for r in part]
+        rewards = torch.tensor([v for _, values in per_process for v in values], dtype=torch.float32)
+        advantages = self.backend.advantages(rollouts, rewards)
+        start = sum(len(part) for part, _ in per_process[:rank])
+        mine = range(start, start + len(local))
+        self._log_step(mode, rollouts, rewards, advantages)
+
+        rows, padded = _fit_rows(
+            [i for i in mine if rollouts[i].trainable], len(inputs), self.state.global_step
+        )
+        self._metrics[mode]["batch/padded_rows"].append(float(padded.sum()))
+        return self._loss_inputs([rollouts[i] for i in rows], rewards[rows], advantages[rows], padded, mode)
+
+    def _loss_inputs(
+        self, rollouts: list[Rollout], rewards: Tensor, advantages: Tensor, padded: Tensor, mode: str
+    ) -> dict[str, Any]:
+        device = self.accelerator.device
+        pad_id = self._tokenizer.pad_token_id
+        prompts = [torch.tensor(r.prompt_ids) for r in rollouts]
+        prompt_ids = pad(prompts, padding_value=pad_id, padding_side="left").to(device)
+        prompt_mask = pad([torch.ones_like(p) for p in prompts], padding_value=0, padding_side="left").to(
+            device
+        )
+        completion_ids = pad(
+            [torch.tensor(r.completion_ids) for r in rollouts], padding_value=pad_id, padding_side="right"
+        ).to(device)
+        width = completion_ids.size(1)
+        completion_mask = make_completion_mask([len(r.completion_ids) for r in rollouts], width)
+        completion_mask[padded] = 0
+        if self.mask_truncated_completions:
+            completion_mask = mask_truncated(completion_mask, [r.truncated for r in rollouts])
+        completion_mask = completion_mask.to(device)
+        if advantages.dim() == 2:  # per token, over the longest completion of all processes
+            advantages = advantages[:, :width]
+            advantages = torch.nn.functional.pad(advantages, (0, width - advantages.size(1)))
+        advantages = advantages.masked_fill(padded.view(-1, *[1] * (advantages.dim() - 1)), 0.0).to(device)
+
+        input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
+        attention_mask = torch.cat([prompt_mask, completion_mask], dim=1)
+        batch_size = (
+            self.args.per_device_train_batch_size if mode == "train" else self.args.per_device_eval_batch_size
+        )
+
+        def policy() -> tuple[Tensor, Tensor]:
+            with torch.no_grad():
+                logps, entropies, _ = self._get_per_token_logps_and_entropies(
+                    self.model, input_ids, attention_mask, width, batch_size=batch_size, compute_entropy=True
+                )
+            return logps, entropies
+
+        batch = Batch(rollouts, rewards, prompt_ids, prompt_mask, completion_ids, completion_mask, policy)
+        token_mask = self.backend.loss_mask(batch)
+        loss_mask = completion_mask if token_mask is None else completion_mask * token_mask.to(device)
+        out = {
+            "prompt_ids": prompt_ids,
+            "prompt_mask": prompt_mask,
+            "completion_ids": completion_ids,
+            "completion_mask": completion_mask,
+            "advantages": advantages,
+            "num_items_in_batch": self.accelerator.gather(loss_mask.sum()).sum(),
+        }
+        if token_mask is not None:
+            out["tool_mask"] = token_mask.to(device=device, dtype=completion_mask.dtype)
+        sampling = None
+        if all(r.sampling_logprobs is not None for r in rollouts):
+            sampling = pad(
+                [torch.tensor(r.sampling_logprobs, dtype=torch.float32) for r in rollouts],
+                padding_value=0.0,
+                padding_side="right",
+            ).to(device)
+            out["sampling_per_token_logps"] = sampling
+        with torch.no_grad():
+            generate_every = self.args.steps_per_generation * self.num_iterations
+            is_correction = self.use_vllm and self.vllm_importance_sampling_correction
+            if self.args.gradient_accumulation_steps % generate_every != 0 or is_correction:
+                out["old_per_token_logps"], _, _ = self._get_per_token_logps_and_entropies(
+                    self.model, input_ids, attention_mask, width, batch_size=batch_size
+                )
+            if is_correction:
+                if sampling is None:
+                    raise ValueError("vLLM importance sampling needs the sampling log-probs of every rollout")
+                out["importance_sampling_ratio"] = self._importance_sampling_ratio(
+                    out["old_per_token_logps"], sampling, loss_mask
+                )
+            if self.beta != 0.0:
+                out["ref_per_token_logps"] = self._reference_logps(
+                    input_ids, attention_mask, width, batch_size
+                )
+        return out
+
+    def _reference_logps(
+        self, input_ids: Tensor, attention_mask: Tensor, width: int, batch_size: int
+    ) -> Tensor:
+        if self.ref_model is None:
+            raise ValueError("beta > 0 with a PEFT model is not supported by BackendGRPOTrainer; use beta=0")
+        logps, _, _ = self._get_per_token_logps_and_entropies(
+            self.ref_model, input_ids, attention_mask, width, batch_size=batch_size
+        )
+        return logps
+
+    def _importance_sampling_ratio(self, old: Tensor, sampling: Tensor, mask: Tensor) -> Tensor:
+        """TRL's truncated or masked importance sampling between the vLLM sampler and the policy."""
+        diff = torch.nan_to_num((old - sampling) * mask, nan=0.0)
+        mode = self.vllm_importance_sampling_mode
+        if mode.startswith("sequence"):
+            diff = diff.sum(dim=-1, keepdim=True)
+        ratio = torch.exp(diff)
+        low, high = self.vllm_importance_sampling_clip_min, self.vllm_importance_sampling_clip_max
+        if mode.endswith("truncate"):
+            return torch.clamp(ratio, min=low, max=high)
+        low = -math.inf if low is None else low
+        high = math.inf if high is None else high
+        return ratio.masked_fill((ratio < low) | (ratio > high), 0.0)
+
+    def _log_step(self, mode: str, rollouts: Sequence[Rollout], rewards: Tensor, advantages: Tensor) -> None:
+        metrics = self._metrics[mode]
+        lengths = torch.tensor([len(r.completion_ids) for r in rollouts], dtype=torch.float32)
+        truncated = torch.tensor([r.truncated for r in rollouts], dtype=torch.float32)
+        metrics["reward"].append(rewards.mean().item())
+        metrics["reward_std"].append(rewards.std().item() if rewards.numel() > 1 else 0.0)
+        metrics["completions/mean_length"].append(lengths.mean().item())
+        metrics["completions/max_length"].append(lengths.max().item())
+        metrics["completions/clipped_ratio"].append(truncated.mean().item())
+        groups: dict[str, list[float]] = defaultdict(list)
+        roles: dict[str, list[float]] = defaultdict(list)
+        for r, value in zip(rollouts, rewards.tolist(), strict=True):
+            groups[r.group].append(value)
+            roles[r.role].append(value)
+        metrics["frac_reward_zero_std"].append(sum(max(g) == min(g) for g in groups.values()) / len(groups))
+        for role, values in roles.items():
+            metrics[f"rewards/{role}/mean"].append(sum(values) / len(values))
+        metrics["advantages/abs_mean"].append(advantages.abs().mean().item())
+        metrics["rollouts/untrainable"].append(float(sum(not r.trainable for r in rollouts)))
+        for key, value in self.backend.metrics(rollouts, rewards).items():
+            metrics[key].append(float(value))
+        if mode == "train":
+            tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in rollouts)
+            self.state.num_input_tokens_seen += tokens
+        metrics["num_tokens"] = [self.state.num_input_tokens_seen]
+
+    # --- backend state in checkpoints ----------------------------------------------------------------
+
+    def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        super()._save_checkpoint(model, trial)
+        if self.args.should_save:
+            folder = os.path.join(
+                self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+            )
+            torch.save(self.backend.state_dict(), os.path.join(folder, BACKEND_STATE))
+
+    def _load_optimizer_and_scheduler(self, checkpoint: str | None) -> None:
+        super()._load_optimizer_and_scheduler(checkpoint)
+        if checkpoint is not None:
+            path = os.path.join(checkpoint, BACKEND_STATE)
+            if not os.path.isfile(path):
+                raise FileNotFoundError(
+                    f"{checkpoint} has no {BACKEND_STATE}; it was not written by this trainer"
+                )
+            self.backend.load_state_dict(torch.load(path, weights_only=False))
+
+
+def _fit_rows(rows: list[int], budget: int, step: int) -> tuple[list[int], Tensor]:
+    """Exactly `budget` row indices: TRL splits a generation batch evenly and drops any remainder.
+
+    Extra rows are sub-sampled (seeded by the step); missing ones are filled by repeating a row whose
+    loss is then masked out (`padded`).
+    """
+    if not rows:
+        raise ValueError("the backend produced no trainable rollout on this process")
+    if len(rows) > budget:
+        keep = torch.randperm(len(rows), generator=torch.Generator().manual_seed(step))[:budget]
+        rows = [rows[i] for i in sorted(keep.tolist())]
+    padded = torch.zeros(budget, dtype=torch.bool)
+    padded[len(rows) :] = True
+    return rows + [rows[0]] * (budget - len(rows)), padded
