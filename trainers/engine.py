@@ -9,6 +9,7 @@ prompt + completion so far (`continue_rollouts`).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -92,8 +93,10 @@ class HFEngine(_TrainerEngine):
             [torch.ones_like(t) for t in prompt_tensors], padding_value=0, padding_side="left"
         )
         device = trainer.accelerator.device
-        config = trainer.generation_config
-        overrides = {"max_new_tokens": max_tokens} if max_tokens is not None else {}
+        config = copy.deepcopy(trainer.generation_config)
+        config.return_dict_in_generate, config.output_logits = True, True
+        if max_tokens is not None:
+            config.max_new_tokens = max_tokens
         with (
             unwrap_model_for_generation(
                 trainer.model_wrapped,
@@ -109,9 +112,6 @@ class HFEngine(_TrainerEngine):
                 input_ids=input_ids.to(device),
                 attention_mask=attention_mask.to(device),
                 generation_config=config,
-                return_dict_in_generate=True,
-                output_logits=True,
-                **overrides,
             )
         new = out.sequences[:, input_ids.size(1) :]
         logits = torch.stack(out.logits, dim=1).float() / (config.temperature or 1.0)

@@ -1,0 +1,80 @@
+"""Trainer callbacks of `harness train`: metrics.jsonl, a checkpoint at the last step, evaluations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from harness import HarnessError
+
+
+class MetricsJsonlCallback(TrainerCallback):
+    """Appends every log (`{"step": N, ...}`) to a JSONL file, flushed as it is written.
+
+    On resume from step K, lines after K (logged after the checkpoint being resumed) are dropped, so
+    the file reads like one uninterrupted run.
+    """
+
+    def __init__(self, path: Path, resumed_at: int = 0):
+        self.path = Path(path)
+        self.resumed_at = resumed_at
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        kept = [line for line in read_jsonl(self.path) if line.get("step", 0) <= self.resumed_at]
+        self.path.write_text("".join(json.dumps(line) + "\n" for line in kept))
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if state.is_world_process_zero and logs:
+            self.append({"step": state.global_step, **logs})
+
+    def append(self, record: dict[str, Any]) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+
+
+class FinalCheckpointCallback(TrainerCallback):
+    """Saves a checkpoint at the last step even when it is not a multiple of save_steps."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= state.max_steps:
+            control.should_save = True
+
+
+class EvalEveryCallback(TrainerCallback):
+    """After each saved checkpoint at a multiple of `eval_every` (and the last one), evaluates it into
+    OUT/evals/step-N and records the results in metrics.jsonl; a failed evaluation is recorded, and
+    training goes on."""
+
+    def __init__(self, config: Any, evaluate: Callable[[Any, Path, Path], None]):
+        self.config = config
+        self.evaluate = evaluate
+        self.metrics = MetricsJsonlCallback(Path(config.out) / "metrics.jsonl")
+
+    def on_save(self, args, state, control, **kwargs):
+        step = state.global_step
+        if not state.is_world_process_zero or (step % self.config.eval_every and step < state.max_steps):
+            return
+        out = Path(self.config.out)
+        run_dir = out / "evals" / f"step-{step}"
+        try:
+            self.evaluate(self.config, out / f"checkpoint-{step}", run_dir)
+        except HarnessError as e:
+            print(f"warning: {e}", flush=True)
+            self.metrics.append({"step": step, "eval_error": str(e)})
+            return
+        results = json.loads((run_dir / "results.json").read_text())
+        self.metrics.append({"step": step, "eval": results})
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    path = Path(path)
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

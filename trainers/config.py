@@ -1,0 +1,153 @@
+"""`harness train` configuration: defaults, then a YAML file, then command-line values.
+
+Every field below can be set in the YAML file or with `--set KEY=VALUE`; `trl:` holds any other
+`trl.GRPOConfig` field (e.g. `epsilon_high`, `gradient_accumulation_steps`, `lr_scheduler_type`),
+which is passed through unchanged. The resolved configuration is written to `OUT/train.json`; running
+the same configuration on the same `OUT` resumes from its last checkpoint, and a different one is
+refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness import HarnessError
+
+# Ours: set on the GRPOConfig we build, so `trl:` may not set them
+OWNED_TRL_FIELDS = {
+    "output_dir",
+    "per_device_train_batch_size",
+    "num_generations",
+    "max_steps",
+    "learning_rate",
+    "temperature",
+    "top_p",
+    "max_completion_length",
+    "beta",
+    "loss_type",
+    "scale_rewards",
+    "seed",
+    "save_steps",
+    "logging_steps",
+    "use_vllm",
+    "vllm_mode",
+    "vllm_server_base_url",
+    "report_to",
+    "chat_template_kwargs",
+}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run. Sizes are per process; a step trains `prompts_per_step * num_generations` rows."""
+
+    method: str
+    model: str
+    dataset: str  # a benchmark name, jsonl:PATH (or a .jsonl path), lm-eval:TASK
+    out: str
+    scorer: str | None = None  # the reward's harness scorer; default: the dataset's own
+    data_dir: str | None = None  # local benchmark files, as for `harness eval`
+    limit: int | None = None  # train on the first L items only
+    prompt_template: str | None = None  # "{problem}" is replaced; default: the benchmark's prompt
+    system_prompt: str | None = None
+    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)  # e.g. {enable_thinking: false}
+    seed: int = 0
+    max_steps: int = 100
+    prompts_per_step: int = 4
+    num_generations: int = 8
+    learning_rate: float = 1e-6
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_completion_length: int = 1024
+    beta: float = 0.0  # KL to the initial policy; 0 loads no reference model
+    loss_type: str = "grpo"  # TRL's: grpo (per-sequence mean, the paper), dapo, dr_grpo, bnpo, ...
+    scale_rewards: str = "group"  # group, batch or none (Dr. GRPO)
+    save_steps: int = 50
+    logging_steps: int = 1
+    eval_every: int | None = None  # evaluate every K steps into OUT/evals/step-K (K a multiple of save_steps)
+    eval_benchmarks: tuple[str, ...] = ()
+    eval_n: int = 1
+    eval_temperature: float = 0.0
+    eval_max_tokens: int | None = None  # default: max_completion_length
+    eval_limit: int | None = None
+    eval_scorer: str | None = None  # for jsonl: evaluation benchmarks
+    use_vllm: bool = False
+    vllm_mode: str = "colocate"  # colocate (same GPUs) or server (`trl vllm-serve` on other GPUs)
+    vllm_server_base_url: str | None = None
+    report_to: tuple[str, ...] = ("tensorboard",)  # add "wandb" to log there too
+    trl: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        clash = OWNED_TRL_FIELDS & set(self.trl)
+        if clash:
+            raise HarnessError(f"set {sorted(clash)} as top-level keys, not under `trl:`")
+        if self.eval_every is not None:
+            if not self.eval_benchmarks:
+                raise HarnessError("--eval-every needs --eval-benchmarks")
+            if self.eval_every % self.save_steps:
+                raise HarnessError(
+                    f"eval_every ({self.eval_every}) must be a multiple of save_steps ({self.save_steps}): "
+                    "evaluations read the saved checkpoints"
+                )
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What makes two runs the same run (everything but where the data files live)."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in ("data_dir",)}
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+FIELDS = {f.name: f for f in fields(TrainConfig)}
+
+
+def load_config(path: Path | None, overrides: dict[str, Any]) -> TrainConfig:
+    """Defaults < the YAML file at `path` < `overrides` (None values in overrides are ignored)."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text()) or {}
+        except (OSError, yaml.YAMLError) as e:
+            raise HarnessError(f"cannot read config {path}: {e}") from None
+        if not isinstance(loaded, dict):
+            raise HarnessError(f"config {path} must be a mapping of keys to values")
+        values.update(loaded)
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key.startswith("trl."):
+            values.setdefault("trl", {})[key.removeprefix("trl.")] = value
+        else:
+            values[key] = value
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise HarnessError(f"unknown config keys {unknown}; valid keys: {', '.join(FIELDS)}")
+    missing = [k for k in ("method", "model", "dataset", "out") if k not in values]
+    if missing:
+        raise HarnessError(f"missing {missing}: give them on the command line or in the config file")
+    for key in ("eval_benchmarks", "report_to"):
+        if isinstance(values.get(key), str):
+            values[key] = tuple(v for v in values[key].split(",") if v)
+        elif key in values:
+            values[key] = tuple(values[key])
+    return TrainConfig(**values)
+
+
+def parse_set(items: list[str]) -> dict[str, Any]:
+    """`--set KEY=VALUE` pairs; VALUE is read as YAML (numbers, booleans, lists)."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise HarnessError(f"--set expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = yaml.safe_load(value)
+    return out

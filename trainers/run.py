@@ -1,0 +1,204 @@
+"""`harness train METHOD`: dataset, backend and trainer from a `TrainConfig`, run with resume.
+
+OUT holds `train.json` (the resolved config), `checkpoint-N/` (Hugging Face model folders that
+`harness eval --model` loads, with optimizer, RNG and backend state for resuming), `metrics.jsonl`
+(one line per logged step), `tensorboard/`, and `evals/step-N/` (harness run directories).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from harness import HarnessError
+from trainers.callbacks import EvalEveryCallback, FinalCheckpointCallback, MetricsJsonlCallback
+from trainers.config import TrainConfig
+
+CONFIG_FILE = "train.json"
+
+
+def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
+    """The dataset's items as trainer rows (`prompt` messages, `answer`, `id`), and the reward's scorer."""
+    from benchmarks import get_benchmark
+    from harness.evaluate import messages_for
+
+    spec = config.dataset
+    if spec.endswith(".jsonl") and not spec.startswith("jsonl:"):
+        spec = f"jsonl:{spec}"
+    bench = get_benchmark(spec, config.scorer)
+    items = bench.load(Path(config.data_dir) if config.data_dir else None).items[: config.limit]
+    if not items:
+        raise HarnessError(f"dataset {config.dataset!r} has no items")
+    template = config.prompt_template or bench.prompt
+    rows = [
+        {
+            "id": item.id,
+            "answer": item.answer,
+            "prompt": list(messages_for(item, template, config.system_prompt)),
+        }
+        for item in items
+    ]
+    return rows, config.scorer or bench.scorer
+
+
+def grpo_args(config: TrainConfig):
+    """The `trl.GRPOConfig` this run trains with."""
+    import torch
+    from trl import GRPOConfig
+
+    on_cpu = not torch.cuda.is_available()
+    defaults = {
+        "gradient_checkpointing": False,
+        "bf16": not on_cpu,
+        "use_cpu": on_cpu,
+        "save_strategy": "steps",
+    }
+    return GRPOConfig(
+        output_dir=config.out,
+        per_device_train_batch_size=config.prompts_per_step * config.num_generations,
+        num_generations=config.num_generations,
+        max_steps=config.max_steps,
+        learning_rate=config.learning_rate,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_completion_length=config.max_completion_length,
+        beta=config.beta,
+        loss_type=config.loss_type,
+        scale_rewards=config.scale_rewards,
+        seed=config.seed,
+        save_steps=config.save_steps,
+        logging_steps=config.logging_steps,
+        use_vllm=config.use_vllm,
+        vllm_mode=config.vllm_mode,
+        vllm_server_base_url=config.vllm_server_base_url,
+        report_to=list(config.report_to),
+        chat_template_kwargs=dict(config.chat_template_kwargs) or None,
+        **(defaults | config.trl),
+    )
+
+
+def make_backend(config: TrainConfig, scorer: str):
+    from trainers.backends import BACKENDS
+    from trainers.rewards import ScorerReward
+
+    if config.method not in BACKENDS:
+        raise HarnessError(f"unknown method {config.method!r}; available: {', '.join(BACKENDS)}")
+    return BACKENDS[config.method](ScorerReward(scorer), config.num_generations, config.scale_rewards)
+
+
+def check_out_dir(config: TrainConfig) -> str | None:
+    """The checkpoint to resume from (None for a fresh run); refuses an OUT made by another config."""
+    out = Path(config.out)
+    saved = out / CONFIG_FILE
+    if saved.is_file():
+        previous = json.loads(saved.read_text())["config"]
+        current = json.loads(json.dumps(config.identity))
+        if previous != current:
+            changed = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
+            raise HarnessError(
+                f"{out} holds a run with a different configuration (changed: {', '.join(changed)}); "
+                "use another --out, or the same settings to resume"
+            )
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(out)) if out.is_dir() else None
+
+
+def train(config: TrainConfig) -> Path:
+    """Train (or resume) and return OUT."""
+    from datasets import Dataset
+
+    from trainers.trainer import BackendGRPOTrainer
+
+    resume = check_out_dir(config)
+    rows, scorer = dataset_rows(config)
+    args = grpo_args(config)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CONFIG_FILE).write_text(
+        json.dumps({"hash": config.hash, "config": config.identity, "scorer": scorer}, indent=2) + "\n"
+    )
+    os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # read by transformers' callback
+    backend = make_backend(config, scorer)
+    callbacks = [
+        MetricsJsonlCallback(out / "metrics.jsonl", resumed_at=_step_of(resume)),
+        FinalCheckpointCallback(),
+    ]
+    if config.eval_every:
+        callbacks.append(EvalEveryCallback(config, evaluate_checkpoint))
+    trainer = BackendGRPOTrainer(
+        model=config.model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        backend=backend,
+        callbacks=callbacks,
+    )
+    trainer.train(resume_from_checkpoint=resume)
+    return out
+
+
+def _step_of(checkpoint: str | None) -> int:
+    return int(Path(checkpoint).name.rsplit("-", 1)[1]) if checkpoint else 0
+
+
+def evaluate_checkpoint(config: TrainConfig, checkpoint: Path, out: Path) -> None:
+    """`harness eval` of one checkpoint, in a fresh process so training memory is not shared."""
+    command = [
+        sys.executable,
+        "-m",
+        "harness",
+        "eval",
+        "--benchmarks",
+        ",".join(config.eval_benchmarks),
+        "--model",
+        str(checkpoint),
+        "--out",
+        str(out),
+        "--n",
+        str(config.eval_n),
+        "--temperature",
+        str(config.eval_temperature),
+        "--max-tokens",
+        str(config.eval_max_tokens or config.max_completion_length),
+        "--seed",
+        str(config.seed),
+    ]
+    for flag, value in (
+        ("--limit", config.eval_limit),
+        ("--data-dir", config.data_dir),
+        ("--scorer", config.eval_scorer),
+        ("--prompt-template", config.prompt_template),
+        ("--system-prompt", config.system_prompt),
+    ):
+        if value is not None:
+            command += [flag, str(value)]
+    done = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
+    if done.returncode != 0:
+        raise HarnessError(f"evaluation of {checkpoint} failed:\n{done.stderr[-2000:]}")
+
+
+def describe(config: TrainConfig) -> dict[str, Any]:
+    """What `--dry-run` prints: the resolved config and the TRL arguments it becomes."""
+    args = grpo_args(config)
+    keys = (
+        "per_device_train_batch_size",
+        "num_generations",
+        "gradient_accumulation_steps",
+        "steps_per_generation",
+        "learning_rate",
+        "loss_type",
+        "scale_rewards",
+        "beta",
+        "use_vllm",
+        "vllm_mode",
+        "bf16",
+        "use_cpu",
+        "deepspeed",
+        "report_to",
+    )
+    return {"config": asdict(config), "hash": config.hash, "trl": {k: getattr(args, k) for k in keys}}
