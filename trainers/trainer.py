@@ -101,7 +101,7 @@ class BackendGRPOTrainer(GRPOTrainer):
             [torch.tensor(r.completion_ids) for r in rollouts], padding_value=pad_id, padding_side="right"
         ).to(device)
         width = completion_ids.size(1)
-        completion_mask = make_completion_mask([len(r.completion_ids) for r in rollouts], width)
+        completion_mask = make_completion_mask([len(r.completion_ids) for r in rollouts], width).long()
         completion_mask[padded] = 0
         if self.mask_truncated_completions:
             completion_mask = mask_truncated(completion_mask, [r.truncated for r in rollouts])

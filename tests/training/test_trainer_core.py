@@ -1,0 +1,150 @@
+"""BackendGRPOTrainer against TRL: the loss contract, parity with stock GRPOTrainer, and learning."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+import torch
+import trl
+from datasets import Dataset
+from trainer_helpers import arithmetic_dataset_rows, cpu_args
+from trl import GRPOTrainer
+
+from trainers.backends.grpo import GRPOBackend
+from trainers.rewards import ScorerReward
+from trainers.trainer import CONSUMED_KEYS, BackendGRPOTrainer, _fit_rows
+
+# Keys TRL's loss reads only for vision-language models; our text rollouts never carry them
+VISION_KEYS = {
+    "image_grid_thw",
+    "image_position_ids",
+    "image_sizes",
+    "mm_token_type_ids",
+    "num_images",
+    "num_tiles",
+    "pixel_attention_mask",
+    "pixel_values",
+    "spatial_shapes",
+    "token_type_ids",
+}
+
+
+def test_trl_is_the_pinned_minor_version():
+    assert trl.__version__.startswith("1.16."), (
+        f"trainers/ was written against TRL 1.16, found {trl.__version__}"
+    )
+
+
+def test_the_loss_reads_exactly_the_keys_we_provide():
+    """Fails when TRL's loss starts (or stops) reading a batch key: the override must follow."""
+    source = inspect.getsource(GRPOTrainer._compute_loss) + inspect.getsource(GRPOTrainer.compute_loss)
+    read = (
+        set(re.findall(r'inputs\[\s*"(\w+)"\s*\]', source))
+        | set(re.findall(r'inputs\.get\(\s*"(\w+)"', source))
+        | set(re.findall(r'"(\w+)"\s+in\s+inputs', source))
+    )
+    assert read - VISION_KEYS == set(CONSUMED_KEYS)
+
+
+def _trainers(plain_model, tmp_path, **overrides):
+    args = cpu_args(tmp_path / "a", **overrides)
+    rows = arithmetic_dataset_rows(64)
+    reward = ScorerReward("math")
+
+    def harness_math(prompts, completions, answer, **kwargs):
+        return reward([c[-1]["content"] for c in completions], answer, [False] * len(completions))
+
+    ours = BackendGRPOTrainer(
+        model=str(plain_model),
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        backend=GRPOBackend(reward, args.num_generations),
+    )
+    stock = GRPOTrainer(
+        model=str(plain_model),
+        reward_funcs=[harness_math],
+        args=cpu_args(tmp_path / "b", **overrides),
+        train_dataset=Dataset.from_list(rows),
+    )
+    return ours, stock, rows
+
+
+def test_batch_has_the_keys_shapes_and_dtypes_of_trls_own(plain_model, tmp_path):
+    ours, stock, rows = _trainers(
+        plain_model, tmp_path, per_device_train_batch_size=8, num_generations=4, steps_per_generation=2
+    )
+    inputs = [row for row in rows[:4] for _ in range(4)]  # RepeatSampler order: G copies per row
+    results = []
+    for trainer in (ours, stock):
+        trainer.model.train()
+        torch.manual_seed(0)
+        results.append(trainer._generate_and_score_completions([dict(r) for r in inputs]))
+    mine, theirs = results
+    assert set(theirs) <= set(mine) <= set(CONSUMED_KEYS)
+    assert set(mine) - set(theirs) == {"sampling_per_token_logps"}  # the HF engine also returns them
+    for key, value in theirs.items():
+        assert mine[key].dtype == value.dtype, key
+        assert mine[key].shape == value.shape, key
+        assert torch.equal(mine[key], value) or key == "advantages", key
+    torch.testing.assert_close(mine["advantages"], theirs["advantages"])
+    assert mine["completion_ids"].size(0) == 16  # per_device_train_batch_size * steps_per_generation
+    assert int(mine["num_items_in_batch"]) == int(mine["completion_mask"].sum())
+    logps = mine["sampling_per_token_logps"]
+    assert logps.shape == mine["completion_ids"].shape
+    assert (logps[mine["completion_mask"].bool()] < 0).all()
+
+
+def test_grpo_backend_trains_like_stock_trl(plain_model, tmp_path):
+    """Same seed, data, reward and settings: the two trained models agree to float precision."""
+    ours, stock, _ = _trainers(plain_model, tmp_path, max_steps=3, per_device_train_batch_size=16)
+    before = {k: v.clone() for k, v in ours.model.state_dict().items()}
+    for trainer in (ours, stock):
+        torch.manual_seed(0)  # sampling draws from the global RNG, which building a trainer moves
+        trainer.train()
+    theirs = stock.model.state_dict()
+    changed = [k for k, v in ours.model.state_dict().items() if not torch.equal(v, before[k])]
+    assert changed, "training did not change the weights"
+    for key, value in ours.model.state_dict().items():
+        torch.testing.assert_close(value, theirs[key], atol=1e-5, rtol=1e-4, msg=key)
+    rewards = [[h["reward"] for h in t.state.log_history if "reward" in h] for t in (ours, stock)]
+    assert rewards[0] == pytest.approx(rewards[1])
+
+
+def test_fit_rows_subsamples_or_pads_to_the_budget():
+    rows, padded = _fit_rows([3, 5, 7], 5, step=0)
+    assert rows == [3, 5, 7, 3, 3] and padded.tolist() == [False, False, False, True, True]
+    rows, padded = _fit_rows(list(range(10)), 4, step=1)
+    assert len(rows) == 4 == len(set(rows)) and rows == sorted(rows) and not padded.any()
+    assert _fit_rows(list(range(10)), 4, step=1)[0] == rows  # seeded by the step
+    with pytest.raises(ValueError, match="no trainable rollout"):
+        _fit_rows([], 4, step=0)
+
+
+@pytest.mark.slow
+def test_mean_reward_rises_within_60_steps(plain_model, tmp_path):
+    """The learning test: sums of two operands in [0, 4], one digit each, scored by the harness's math
+    scorer. The random tiny model starts near 0.03; a trainer that does nothing stays there."""
+    args = cpu_args(
+        tmp_path,
+        max_steps=60,
+        per_device_train_batch_size=128,  # 16 prompts x 8 samples
+        num_generations=8,
+        learning_rate=2e-3,
+        temperature=1.0,
+    )
+    trainer = BackendGRPOTrainer(
+        model=str(plain_model),
+        args=args,
+        train_dataset=Dataset.from_list(arithmetic_dataset_rows(1000, seed=1)),
+        backend=GRPOBackend(ScorerReward("math"), args.num_generations),
+    )
+    trainer.train()
+    rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+    assert len(rewards) == 60
+    first, last = sum(rewards[:10]) / 10, sum(rewards[-10:]) / 10
+    assert first < 0.1, rewards
+    assert last > first + 0.08, (
+        f"mean reward {first:.3f} over the first 10 steps, {last:.3f} over the last 10"
+    )

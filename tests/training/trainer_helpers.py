@@ -1,0 +1,44 @@
+"""Helpers for trainer tests: arithmetic rows and small CPU arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.arithmetic import arithmetic_rows
+from benchmarks.base import MATH_PROMPT
+
+
+def arithmetic_dataset_rows(n: int = 200, seed: int = 1) -> list[dict]:
+    """Trainer rows (prompt messages, answer, id) of generated single-digit sums."""
+    return [
+        {
+            "id": r["id"],
+            "answer": r["answer"],
+            "prompt": [{"role": "user", "content": MATH_PROMPT.replace("{problem}", r["problem"])}],
+        }
+        for r in arithmetic_rows(n, seed=seed)
+    ]
+
+
+def cpu_args(out: Path, **overrides):
+    """A small, fast `GRPOConfig` for the CPU (TRL's defaults assume a GPU)."""
+    from trl import GRPOConfig
+
+    settings = dict(
+        output_dir=str(out),
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        disable_tqdm=True,
+        per_device_train_batch_size=8,
+        num_generations=4,
+        max_completion_length=8,
+        max_steps=2,
+        learning_rate=1e-2,
+        loss_type="grpo",
+        seed=0,
+    )
+    return GRPOConfig(**(settings | overrides))
