@@ -48,23 +48,29 @@ class FinalCheckpointCallback(TrainerCallback):
 
 
 class EvalEveryCallback(TrainerCallback):
-    """After each saved checkpoint at a multiple of `eval_every` (and the last one), evaluates it into
-    OUT/evals/step-N and records the results in metrics.jsonl; a failed evaluation is recorded, and
-    training goes on."""
+    """Evaluates the initial model into OUT/evals/step-0, then each saved checkpoint at a multiple of
+    `eval_every` (and the last one) into OUT/evals/step-N, and records the results in metrics.jsonl.
+    A failed evaluation is recorded, and training goes on."""
 
-    def __init__(self, config: Any, evaluate: Callable[[Any, Path, Path], None]):
+    def __init__(self, config: Any, evaluate: Callable[[Any, str, Path], None]):
         self.config = config
         self.evaluate = evaluate
         self.metrics = MetricsJsonlCallback(Path(config.out) / "metrics.jsonl")
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero and state.global_step == 0:
+            self._evaluate(0, self.config.model)
 
     def on_save(self, args, state, control, **kwargs):
         step = state.global_step
         if not state.is_world_process_zero or (step % self.config.eval_every and step < state.max_steps):
             return
-        out = Path(self.config.out)
-        run_dir = out / "evals" / f"step-{step}"
+        self._evaluate(step, str(Path(self.config.out) / f"checkpoint-{step}"))
+
+    def _evaluate(self, step: int, model: str) -> None:
+        run_dir = Path(self.config.out) / "evals" / f"step-{step}"
         try:
-            self.evaluate(self.config, out / f"checkpoint-{step}", run_dir)
+            self.evaluate(self.config, model, run_dir)
         except HarnessError as e:
             print(f"warning: {e}", flush=True)
             self.metrics.append({"step": step, "eval_error": str(e)})

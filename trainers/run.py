@@ -2,7 +2,7 @@
 
 OUT holds `train.json` (the resolved config), `checkpoint-N/` (Hugging Face model folders that
 `harness eval --model` loads, with optimizer, RNG and backend state for resuming), `metrics.jsonl`
-(one line per logged step), `tensorboard/`, and `evals/step-N/` (harness run directories).
+(one line per logged step), `tensorboard/`, and `evals/step-N/` (harness run directories; step-0 is the initial model).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def _step_of(checkpoint: str | None) -> int:
     return int(Path(checkpoint).name.rsplit("-", 1)[1]) if checkpoint else 0
 
 
-def evaluate_checkpoint(config: TrainConfig, checkpoint: Path, out: Path) -> None:
+def evaluate_checkpoint(config: TrainConfig, checkpoint: str, out: Path) -> None:
     """`harness eval` of one checkpoint, in a fresh process so training memory is not shared."""
     command = [
         sys.executable,

@@ -147,10 +147,20 @@ def checkpoint_step(model: str | None) -> int | None:
     return int(found[-1]) if found else None
 
 
+def expand_training_runs(run_dirs: Sequence[Path]) -> list[Path]:
+    """A `harness train` folder stands for its evaluations OUT/evals/step-N, in step order."""
+    out = []
+    for path in map(Path, run_dirs):
+        evals = sorted((path / "evals").glob("step-*"), key=lambda p: checkpoint_step(p.name) or 0)
+        out += evals if evals else [path]
+    return out
+
+
 def trajectory_points(
     run_dirs: Sequence[Path], labels: Sequence[str], steps: Sequence[int] | None
 ) -> list[tuple[int, str, dict]]:
-    """(step, label, results.json) per run, sorted by step."""
+    """(step, label, results.json) per run, sorted by step: the given steps, else the step in the run's
+    model path (checkpoint-N), else the one in the run folder's name (step-N)."""
     if steps is not None and len(steps) != len(run_dirs):
         raise HarnessError(f"{len(steps)} steps given for {len(run_dirs)} runs")
     points = []
@@ -158,6 +168,8 @@ def trajectory_points(
         run = RunDir(path)
         model = run.read_json(RUN)["config"].get("model")
         step = steps[i] if steps is not None else checkpoint_step(model)
+        if step is None:  # `harness train --eval-every` names its evaluations OUT/evals/step-N
+            step = checkpoint_step(Path(path).name)
         if step is None:
             raise HarnessError(f"no checkpoint step in run {label}'s model {model!r}; give the steps")
         if not run.file(RESULTS).is_file():

@@ -21,6 +21,7 @@ from harness import HarnessError
 from harness.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from harness.report.plotdata import (
     accuracy_by_length,
+    expand_training_runs,
     generations_by_benchmark,
     load_scored,
     metric_value,
@@ -55,8 +56,9 @@ def truncation_rates(run_dirs: RunPaths, out: str | Path) -> list[Path]:
 def trajectory(
     run_dirs: RunPaths, out: str | Path, metric: str = "avg", steps: Sequence[int] | None = None
 ) -> list[Path]:
-    """A metric over training checkpoints, one line per benchmark."""
-    return save(trajectory_figure(run_dirs, metric, steps), out)
+    """A metric over training checkpoints, one line per benchmark; a `harness train` folder stands for
+    its evaluations (OUT/evals/step-N)."""
+    return save(trajectory_figure(expand_training_runs(run_dirs), metric, steps), out)
 
 
 def save(fig: Figure, out: str | Path) -> list[Path]:

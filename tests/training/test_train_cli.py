@@ -1,0 +1,165 @@
+"""`harness train`: configuration, the run folder, evaluations, the trajectory plot, resume, scale-out."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from typer.testing import CliRunner
+
+from benchmarks.arithmetic import arithmetic_rows, write_jsonl
+from harness import HarnessError
+from harness.cli import app
+from trainers.callbacks import read_jsonl
+from trainers.config import load_config, parse_set
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    result = runner.invoke(app, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+# --- configuration --------------------------------------------------------------------------------
+
+
+def test_cli_values_override_the_yaml_file_which_overrides_defaults(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("learning_rate: 1.0e-5\nmax_steps: 7\ntrl:\n  epsilon_high: 0.28\n")
+    cfg = load_config(
+        config,
+        {"method": "grpo", "model": "m", "dataset": "d", "out": "o", "max_steps": 9, "seed": None}
+        | parse_set(["trl.warmup_ratio=0.1", "eval_benchmarks=aime24,amc23"]),
+    )
+    assert (cfg.learning_rate, cfg.max_steps, cfg.seed) == (1e-5, 9, 0)
+    assert cfg.trl == {"epsilon_high": 0.28, "warmup_ratio": 0.1}
+    assert cfg.eval_benchmarks == ("aime24", "amc23")
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"learning_rat": 1.0}, "unknown config keys \\['learning_rat'\\]"),
+        ({"trl": {"beta": 0.1}}, "as top-level keys, not under `trl:`"),
+        ({"eval_every": 5, "save_steps": 2, "eval_benchmarks": "aime24"}, "multiple of save_steps"),
+        ({"eval_every": 4}, "needs --eval-benchmarks"),
+    ],
+)
+def test_bad_configs_are_refused_with_a_clear_message(values, message):
+    with pytest.raises(HarnessError, match=message):
+        load_config(None, {"method": "grpo", "model": "m", "dataset": "d", "out": "o", **values})
+
+
+def test_missing_required_keys_and_bad_set_pairs_are_named():
+    with pytest.raises(HarnessError, match="missing \\['model', 'dataset'\\]"):
+        load_config(None, {"method": "grpo", "out": "o"})
+    with pytest.raises(HarnessError, match="KEY=VALUE"):
+        parse_set(["max_steps"])
+
+
+# --- scale-out: accelerate, DeepSpeed and vLLM configurations, checked without GPUs ---------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "stage"),
+    [("ddp", "MULTI_GPU", None), ("zero2", "DEEPSPEED", 2), ("zero3", "DEEPSPEED", 3)],
+)
+def test_accelerate_configs_load_as_accelerate_reads_them(name, kind, stage):
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    config = load_config_from_file(str(REPO / "configs" / "accelerate" / f"{name}.yaml"))
+    assert config.distributed_type.name == kind
+    assert config.mixed_precision == "bf16"
+    assert config.deepspeed_config.get("zero_stage") == stage
+    if stage == 3:  # checkpoints must be whole model folders for `harness eval`
+        assert config.deepspeed_config["zero3_save_16bit_model"] is True
+
+
+@pytest.mark.parametrize(
+    ("name", "mode"), [("grpo-vllm-colocate", "colocate"), ("grpo-vllm-server", "server")]
+)
+def test_dry_run_resolves_the_vllm_modes_into_trl_arguments(name, mode, tmp_path):
+    result = invoke(
+        "train",
+        "grpo",
+        "--model",
+        "some/model",
+        "--dataset",
+        "aime24",
+        "--out",
+        tmp_path / "run",
+        "--config",
+        REPO / "configs" / "train" / f"{name}.yaml",
+        "--dry-run",
+    )
+    assert result.exit_code == 0, result.output
+    described = json.loads(result.output)
+    assert described["trl"]["use_vllm"] is True and described["trl"]["vllm_mode"] == mode
+    assert described["trl"]["per_device_train_batch_size"] == 32  # 4 prompts x 8 samples
+    assert not (tmp_path / "run").exists()  # a dry run writes nothing
+
+
+# --- a whole run: train, evaluate, plot, resume ---------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_train_evaluates_checkpoints_plots_and_resumes_exactly(plain_model, tmp_path):
+    train_file = write_jsonl(tmp_path / "train.jsonl", arithmetic_rows(64, seed=1))
+    eval_file = write_jsonl(tmp_path / "sums.jsonl", arithmetic_rows(8, seed=0))
+    out = tmp_path / "run"
+    command = [
+        "train", "grpo", "--model", plain_model, "--dataset", train_file, "--out", out,
+        "--max-steps", "4", "--save-steps", "2", "--eval-every", "2",
+        "--eval-benchmarks", f"jsonl:{eval_file}", "--num-generations", "4", "--prompts-per-step", "2",
+        "--learning-rate", "0.01", "--max-completion-length", "6",
+        "--set", "eval_n=2", "--set", "eval_temperature=1.0",
+    ]  # fmt: skip
+    assert invoke(*command).exit_code == 0
+
+    # checkpoints are model folders with the backend's state; metrics one line per step; TensorBoard
+    for step in (2, 4):
+        assert {"model.safetensors", "config.json", "tokenizer.json", "backend_state.pt"} <= {
+            p.name for p in (out / f"checkpoint-{step}").iterdir()
+        }
+    metrics = read_jsonl(out / "metrics.jsonl")
+    assert [m["step"] for m in metrics if "reward" in m] == [1, 2, 3, 4]
+    assert list((out / "tensorboard").glob("events.out.tfevents.*"))
+    # evaluations of the initial model and each checkpoint, with harness's own run folders
+    evaluated = {m["step"]: m["eval"] for m in metrics if "eval" in m}
+    assert sorted(evaluated) == [0, 2, 4]
+    for step in (0, 2, 4):
+        run = out / "evals" / f"step-{step}"
+        results = json.loads((run / "results.json").read_text())
+        assert results == evaluated[step] and results["sums"]["n_samples"] == 8 * 2
+        model = json.loads((run / "run.json").read_text())["config"]["model"]
+        assert model == (str(plain_model) if step == 0 else str(out / f"checkpoint-{step}"))
+    # the trajectory plot reads the training folder's evaluations
+    plot = invoke("plot", "trajectory", out, "--out", tmp_path / "trajectory")
+    assert plot.exit_code == 0, plot.output
+    assert (tmp_path / "trajectory.png").stat().st_size > 0
+
+    # resume: lose the last checkpoint, run the same command again, get the same weights and metrics
+    final = load_file(out / "checkpoint-4" / "model.safetensors")
+    shutil.rmtree(out / "checkpoint-4")
+    shutil.rmtree(out / "evals" / "step-4")
+    assert invoke(*command).exit_code == 0
+    resumed = load_file(out / "checkpoint-4" / "model.safetensors")
+    for key, value in final.items():
+        assert torch.equal(value, resumed[key]), key
+    again = read_jsonl(out / "metrics.jsonl")
+    assert [m["step"] for m in again if "reward" in m] == [1, 2, 3, 4]
+    assert [m["reward"] for m in again if "reward" in m] == [m["reward"] for m in metrics if "reward" in m]
+    assert sorted(m["step"] for m in again if "eval" in m) == [0, 2, 4]
+
+    # a different configuration on the same folder is refused, naming what changed
+    refused = runner.invoke(app, [str(a) for a in command[:-1]] + ["eval_temperature=0.5"])
+    assert refused.exit_code != 0
+    assert "eval_temperature" in str(refused.exception or refused.output)
