@@ -80,7 +80,8 @@ def main() -> None:
     gained = comparison["delta"] > 0 and comparison["p_holm"] < 0.05
     print(
         f"\ndemo: avg@4 {comparison['base']:.1%} -> {comparison['candidate']:.1%} "
-        f"(delta {comparison['delta']:+.1%}, 95% CI {comparison['ci95'][0]:+.1%}..{comparison['ci95'][1]:+.1%}, "
+        f"(delta {comparison['delta']:+.1%}, "
+        f"95% CI {comparison['ci95'][0]:+.1%}..{comparison['ci95'][1]:+.1%}, "
         f"p={comparison['p_holm']:.2g}); regress exit code {code}; "
         f"{time.monotonic() - started:.0f} s; outputs in {out}"
     )

@@ -2,7 +2,8 @@
 
 OUT holds `train.json` (the resolved config), `checkpoint-N/` (Hugging Face model folders that
 `harness eval --model` loads, with optimizer, RNG and backend state for resuming), `metrics.jsonl`
-(one line per logged step), `tensorboard/`, and `evals/step-N/` (harness run directories; step-0 is the initial model).
+(one line per logged step), `tensorboard/`, and `evals/step-N/` (harness run directories; step-0 is
+the initial model).
 """
 
 from __future__ import annotations

@@ -81,10 +81,10 @@ class BackendGRPOTrainer(GRPOTrainer):
         mine = range(start, start + len(local))
         self._log_step(mode, rollouts, rewards, advantages)
 
-        rows, padded = _fit_rows(
-            [i for i in mine if rollouts[i].trainable], len(inputs), self.state.global_step
-        )
+        trainable = [i for i in mine if rollouts[i].trainable]
+        rows, padded = _fit_rows(trainable, len(inputs), self.state.global_step)
         self._metrics[mode]["batch/padded_rows"].append(float(padded.sum()))
+        self._metrics[mode]["batch/dropped_rows"].append(float(max(0, len(trainable) - len(inputs))))
         return self._loss_inputs([rollouts[i] for i in rows], rewards[rows], advantages[rows], padded, mode)
 
     def _loss_inputs(
