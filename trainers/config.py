@@ -53,6 +53,7 @@ class TrainConfig:
     dataset: str  # a benchmark name, jsonl:PATH (or a .jsonl path), lm-eval:TASK
     out: str
     scorer: str | None = None  # the reward's harness scorer; default: the dataset's own
+    judge: dict[str, Any] | None = None  # for judged scorers: JudgeConfig fields (model, base_url, ...)
     data_dir: str | None = None  # local benchmark files, as for `harness eval`
     limit: int | None = None  # train on the first L items only
     prompt_template: str | None = None  # "{problem}" is replaced; default: the benchmark's prompt
@@ -99,8 +100,11 @@ class TrainConfig:
 
     @property
     def identity(self) -> dict[str, Any]:
-        """What makes two runs the same run (everything but where the data files live)."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if k not in ("data_dir",)}
+        """What makes two runs the same run: all but where the data files and the judge server live."""
+        values = {k: v for k, v in dataclasses.asdict(self).items() if k != "data_dir"}
+        if self.judge:
+            values["judge"] = {k: v for k, v in self.judge.items() if k != "base_url"}
+        return values
 
     @property
     def hash(self) -> str:

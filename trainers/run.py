@@ -84,12 +84,15 @@ def grpo_args(config: TrainConfig):
 
 
 def make_backend(config: TrainConfig, scorer: str):
+    from harness.scoring.judge import JudgeConfig
     from trainers.backends import BACKENDS
     from trainers.rewards import ScorerReward
 
     if config.method not in BACKENDS:
         raise HarnessError(f"unknown method {config.method!r}; available: {', '.join(BACKENDS)}")
-    return BACKENDS[config.method](ScorerReward(scorer), config.num_generations, config.scale_rewards)
+    judge = JudgeConfig(**config.judge) if config.judge else None
+    reward = ScorerReward(scorer, judge=judge)
+    return BACKENDS[config.method](reward, config.num_generations, config.scale_rewards)
 
 
 def check_out_dir(config: TrainConfig) -> str | None:
