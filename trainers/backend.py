@@ -3,8 +3,9 @@
 One backend object lives for the whole run. Per generation step the trainer calls, in order:
 `rollout(rows, engine)` on this process's dataset rows, `score(rollouts)` on those rollouts, then
 `advantages(rollouts, rewards)` on the rollouts and rewards of all processes, and finally
-`loss_mask(batch)` on the rows this process trains. `state_dict()` is saved in every checkpoint and
-given back to `load_state_dict()` on resume. `trainers/METHODS.md` maps each method onto it.
+`advantage_weights(batch)` and `loss_mask(batch)` on the rows this process trains. Each process's
+`state_dict()` is saved in every checkpoint and given back to its `load_state_dict()` on resume.
+`trainers/METHODS.md` maps each method onto it.
 """
 
 from __future__ import annotations
@@ -56,8 +57,14 @@ class Backend:
     def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
         raise NotImplementedError
 
+    def advantage_weights(self, batch: Batch) -> Tensor | None:
+        """(B, T) weights multiplied into the advantages, or None. Zeroed tokens leave the loss but still
+        count in its normaliser: UloRL's DMMPT (ulorl.md §1.4, Eq. 10)."""
+        return None
+
     def loss_mask(self, batch: Batch) -> Tensor | None:
-        """(B, T) 0/1 tokens the loss keeps (multiplied into the completion mask), or None for all."""
+        """(B, T) 0/1 tokens the loss keeps, or None for all. Masked tokens also leave the normaliser
+        (TRL's `tool_mask`, and `num_items_in_batch` recomputed from it)."""
         return None
 
     def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:

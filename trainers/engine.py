@@ -71,6 +71,32 @@ class _TrainerEngine:
     def decode(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=True)
 
+    def logprobs(
+        self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]], batch_size: int = 8
+    ) -> list[list[float]]:
+        """Log-probs of each continuation's tokens after its prompt under the current weights, by a
+        teacher-forced forward pass at temperature 1 (SPAE's probes; the policy as its own judge)."""
+        from trl.trainer.utils import pad
+
+        model, device = self.trainer.model, self.trainer.accelerator.device
+        out: list[list[float]] = []
+        for start in range(0, len(prompts), batch_size):
+            pairs = list(
+                zip(
+                    prompts[start : start + batch_size],
+                    continuations[start : start + batch_size],
+                    strict=True,
+                )
+            )
+            seqs = [torch.tensor([*p, *c]) for p, c in pairs]
+            ids = pad(seqs, padding_value=self.tokenizer.pad_token_id, padding_side="right").to(device)
+            mask = pad([torch.ones_like(s) for s in seqs], padding_value=0, padding_side="right").to(device)
+            with torch.no_grad():
+                logits = model(input_ids=ids, attention_mask=mask).logits.float()
+            logps = logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).cpu()
+            out += [logps[i, len(p) - 1 : len(p) - 1 + len(c)].tolist() for i, (p, c) in enumerate(pairs)]
+        return out
+
     def _finish(self, ids: list[int], logprobs: list[float]) -> Generation:
         """Cut after the first EOS; no EOS means the call's token budget ran out."""
         for i, token in enumerate(ids):

@@ -91,8 +91,7 @@ def make_backend(config: TrainConfig, scorer: str):
     if config.method not in BACKENDS:
         raise HarnessError(f"unknown method {config.method!r}; available: {', '.join(BACKENDS)}")
     judge = JudgeConfig(**config.judge) if config.judge else None
-    reward = ScorerReward(scorer, judge=judge)
-    return BACKENDS[config.method](reward, config.num_generations, config.scale_rewards)
+    return BACKENDS[config.method].from_config(config, ScorerReward(scorer, judge=judge))
 
 
 def check_out_dir(config: TrainConfig) -> str | None:

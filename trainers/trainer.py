@@ -66,6 +66,11 @@ class BackendGRPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         group_size = self.num_generations if mode == "train" else self.num_generations_eval
         local = self.backend.rollout(inputs[::group_size], self.engine)
+        if not local:
+            raise ValueError(
+                f"backend {self.backend.name!r} returned no rollouts; return at least one (rollouts that "
+                "must not be trained this step can be marked trainable=False)"
+            )
         rank = self.accelerator.process_index
         local = [replace(r, group=f"{rank}/{r.group}") for r in local]  # groups never span processes
         local_rewards = self.backend.score(local)
@@ -82,7 +87,7 @@ class BackendGRPOTrainer(GRPOTrainer):
         self._log_step(mode, rollouts, rewards, advantages)
 
         trainable = [i for i in mine if rollouts[i].trainable]
-        rows, padded = _fit_rows(trainable, len(inputs), self.state.global_step)
+        rows, padded = _fit_rows(trainable, len(inputs), self.state.global_step, filler=mine[0])
         self._metrics[mode]["batch/padded_rows"].append(float(padded.sum()))
         self._metrics[mode]["batch/dropped_rows"].append(float(max(0, len(trainable) - len(inputs))))
         return self._loss_inputs([rollouts[i] for i in rows], rewards[rows], advantages[rows], padded, mode)
@@ -125,6 +130,11 @@ class BackendGRPOTrainer(GRPOTrainer):
             return logps, entropies
 
         batch = Batch(rollouts, rewards, prompt_ids, prompt_mask, completion_ids, completion_mask, policy)
+        weights = self.backend.advantage_weights(batch)
+        if weights is not None:
+            advantages = (advantages.unsqueeze(1) if advantages.dim() == 1 else advantages) * weights.to(
+                device
+            )
         token_mask = self.backend.loss_mask(batch)
         loss_mask = completion_mask if token_mask is None else completion_mask * token_mask.to(device)
         out = {
@@ -190,8 +200,9 @@ class BackendGRPOTrainer(GRPOTrainer):
 
     def _log_step(self, mode: str, rollouts: Sequence[Rollout], rewards: Tensor, advantages: Tensor) -> None:
         metrics = self._metrics[mode]
-        lengths = torch.tensor([len(r.completion_ids) for r in rollouts], dtype=torch.float32)
-        truncated = torch.tensor([r.truncated for r in rollouts], dtype=torch.float32)
+        trained = [r for r in rollouts if r.trainable] or list(rollouts)
+        lengths = torch.tensor([len(r.completion_ids) for r in trained], dtype=torch.float32)
+        truncated = torch.tensor([r.truncated for r in trained], dtype=torch.float32)
         metrics["reward"].append(rewards.mean().item())
         metrics["reward_std"].append(rewards.std().item() if rewards.numel() > 1 else 0.0)
         metrics["completions/mean_length"].append(lengths.mean().item())
@@ -202,47 +213,64 @@ class BackendGRPOTrainer(GRPOTrainer):
         for r, value in zip(rollouts, rewards.tolist(), strict=True):
             groups[r.group].append(value)
             roles[r.role].append(value)
-        metrics["frac_reward_zero_std"].append(sum(max(g) == min(g) for g in groups.values()) / len(groups))
+        compared = [g for g in groups.values() if len(g) > 1]  # singletons (n=1 roles) have no spread
+        if compared:
+            metrics["frac_reward_zero_std"].append(sum(max(g) == min(g) for g in compared) / len(compared))
         for role, values in roles.items():
             metrics[f"rewards/{role}/mean"].append(sum(values) / len(values))
+        if advantages.dim() == 2:  # per token: the mean over each rollout's own tokens
+            width = advantages.size(1)
+            real = make_completion_mask([min(len(r.completion_ids), width) for r in rollouts], width)
+            advantages = (advantages.abs() * real).sum(1) / real.sum(1).clamp(min=1)
         metrics["advantages/abs_mean"].append(advantages.abs().mean().item())
         metrics["rollouts/untrainable"].append(float(sum(not r.trainable for r in rollouts)))
         for key, value in self.backend.metrics(rollouts, rewards).items():
             metrics[key].append(float(value))
         if mode == "train":
-            tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in rollouts)
+            tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in trained)
             self.state.num_input_tokens_seen += tokens
         metrics["num_tokens"] = [self.state.num_input_tokens_seen]
 
     # --- backend state in checkpoints ----------------------------------------------------------------
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        """Each process saves its own backend state: pools and buffers differ between ranks."""
         super()._save_checkpoint(model, trial)
-        if self.args.should_save:
-            folder = os.path.join(
-                self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
-            )
-            torch.save(self.backend.state_dict(), os.path.join(folder, BACKEND_STATE))
+        folder = os.path.join(
+            self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+        )
+        os.makedirs(folder, exist_ok=True)
+        torch.save(
+            self.backend.state_dict(),
+            os.path.join(folder, backend_state_file(self.accelerator.process_index)),
+        )
 
     def _load_optimizer_and_scheduler(self, checkpoint: str | None) -> None:
         super()._load_optimizer_and_scheduler(checkpoint)
         if checkpoint is not None:
-            path = os.path.join(checkpoint, BACKEND_STATE)
+            path = os.path.join(checkpoint, backend_state_file(self.accelerator.process_index))
             if not os.path.isfile(path):
                 raise FileNotFoundError(
-                    f"{checkpoint} has no {BACKEND_STATE}; it was not written by this trainer"
+                    f"{path} is missing: the checkpoint was not written by this trainer "
+                    "with this number of processes"
                 )
             self.backend.load_state_dict(torch.load(path, weights_only=False))
 
 
-def _fit_rows(rows: list[int], budget: int, step: int) -> tuple[list[int], Tensor]:
+def backend_state_file(rank: int) -> str:
+    """`backend_state.pt` for process 0, `backend_state-rank{r}.pt` for the others."""
+    return BACKEND_STATE if rank == 0 else BACKEND_STATE.replace(".pt", f"-rank{rank}.pt")
+
+
+def _fit_rows(rows: list[int], budget: int, step: int, filler: int) -> tuple[list[int], Tensor]:
     """Exactly `budget` row indices: TRL splits a generation batch evenly and drops any remainder.
 
-    Extra rows are sub-sampled (seeded by the step); missing ones are filled by repeating a row whose
-    loss is then masked out (`padded`).
+    Extra rows are sub-sampled (seeded by the step); missing ones repeat a row (the first of `rows`,
+    else `filler`) whose loss is then masked out (`padded`). With no trainable row the step trains on
+    nothing (AdamW's momentum still moves the weights, as in any zero-gradient step).
     """
     if not rows:
-        raise ValueError("the backend produced no trainable rollout on this process")
+        return [filler] * budget, torch.ones(budget, dtype=torch.bool)
     if len(rows) > budget:
         keep = torch.randperm(len(rows), generator=torch.Generator().manual_seed(step))[:budget]
         rows = [rows[i] for i in sorted(keep.tolist())]

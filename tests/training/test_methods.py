@@ -221,7 +221,7 @@ def test_spell_mixed_roles_and_group_sizes_get_per_role_advantages(plain_model, 
     for i, r in enumerate(rollouts):
         key = ("que", r.task) if r.role == "questioner" else ("group", r.group)
         by_key.setdefault(key, []).append(i)
-    for (kind, _), members in by_key.items():
+    for members in by_key.values():
         values = zscore([rewards[i] for i in members], eps=1e-6)
         for i, v in zip(members, values, strict=True):
             expected[i] = v
@@ -255,6 +255,9 @@ def test_spell_mixed_roles_and_group_sizes_get_per_role_advantages(plain_model, 
     restored = SpellSketch()
     restored.load_state_dict(backend.state_dict())
     assert restored.memory == backend.memory
+    trainer._generate_and_score_completions(generation_inputs(trainer, rows[:4]))
+    shown = ["Harder than:" in text for text in backend.prompts_seen]
+    assert shown == [f"{row['task']}:{row['id']}" in solvable for row in rows[:4]]
 
     # and a real optimizer step on such a batch moves the weights
     trainer._metrics["train"].clear()  # the direct call above is not a training step
@@ -269,7 +272,7 @@ def test_spell_mixed_roles_and_group_sizes_get_per_role_advantages(plain_model, 
 
 
 def learnability(solve_rate: float) -> float:
-    """AZR's proposer reward (absolute_zero.md §1.3): 1 - rate, or 0 when the task is never or always solved."""
+    """AZR's proposer reward (absolute_zero.md §1.3): 1 - rate, 0 for a task never or always solved."""
     return 1.0 - solve_rate if 0 < solve_rate < 1 else 0.0
 
 
@@ -593,13 +596,13 @@ class UloRLSketch(Backend):
             meta = {"key": f"{group}:{j % self.G}"}
             new.append(
                 Rollout(
-                    prompts[k],
-                    gen.ids,
-                    "solver",
-                    group,
-                    "math",
-                    reason,
-                    gen.logprobs,
+                    prompt_ids=prompts[k],
+                    completion_ids=gen.ids,
+                    role="solver",
+                    group=group,
+                    task="math",
+                    finish_reason=reason,
+                    sampling_logprobs=gen.logprobs,
                     policy_versions=[version],
                     meta=meta,
                 )
@@ -621,7 +624,8 @@ class UloRLSketch(Backend):
         self.steps[-1]["rewards"] = rewards.tolist()  # one process: these are this step's released samples
         return group_zscore(rewards, [r.group for r in rollouts]).values
 
-    def loss_mask(self, batch: Batch) -> Tensor:
+    def advantage_weights(self, batch: Batch) -> Tensor:
+        """DMMPT multiplies the advantages: masked tokens stay in the normaliser (ulorl.md §1.4)."""
         logps, entropies = batch.policy_logps_and_entropies()
         self.mask = dmmpt_mask(logps.exp(), entropies, batch.completion_mask, batch.rewards)
         return self.mask
@@ -660,8 +664,8 @@ def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path)
     assert trainer.state.global_step == 3 and len(backend.steps) == len(trainer.batches) == 3
 
     multi = []
-    for step, batch in zip(backend.steps, trainer.batches, strict=True):
-        assert step["version"] == backend.steps.index(step)  # optimizer steps taken before this rollout
+    for done, (step, batch) in enumerate(zip(backend.steps, trainer.batches, strict=True)):
+        assert step["version"] == done  # the optimizer steps taken before this rollout
         released = step["released"]
         assert released and all(r.finished for r in released)  # only finished samples are trained
         completions = batch_completions(batch)
@@ -672,13 +676,11 @@ def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path)
             assert r.truncated == (r.completion_ids[-1] != eos) and (reward == 0 or not r.truncated)
             if len(r.segments) >= 2 and r.completion_ids in completions:
                 multi.append(r)
-        # DMMPT on the random model: entropy is far above sigma=0.2, so nothing is masked
-        torch.testing.assert_close(batch["tool_mask"], batch["completion_mask"])
+        # DMMPT on the random model: entropy is far above sigma=0.2, so nothing is masked; it weighs the
+        # advantages (now per token), and every real token stays in the normaliser
+        assert "tool_mask" not in batch and batch["advantages"].dim() == 2
         assert batch["num_items_in_batch"] == batch["completion_mask"].sum()
     assert multi, "some trained sample was decoded over two or more steps"
-    print(len(multi), [(r.segments, r.policy_versions, r.finish_reason) for r in multi])
-    print([len(s["released"]) for s in backend.steps], [len(s["unfinished"]) for s in backend.steps])
-    print([b["completion_mask"].sum(1).tolist() for b in trainer.batches])
 
     for r in multi:
         assert len(set(r.policy_versions)) == len(r.segments) >= 2  # one policy version per segment
@@ -694,16 +696,120 @@ def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path)
                 and earlier.policy_versions == r.policy_versions[: s + 1]
             )
 
-    # the pool is backend state, restorable as is
-    state = backend.state_dict()
-    assert [Rollout(**r) for r in state["unfinished"]] == backend.unfinished
+    # the pool is backend state: what a checkpoint's backend_state.pt holds, restorable as is
+    assert backend.unfinished and all(not r.finished for r in backend.unfinished)
+    torch.save(backend.state_dict(), tmp_path / BACKEND_STATE)
     restored = UloRLSketch()
-    restored.load_state_dict(torch.load(_roundtrip(state, tmp_path), weights_only=False))
+    restored.load_state_dict(torch.load(tmp_path / BACKEND_STATE, weights_only=False))
     assert restored.unfinished == backend.unfinished and restored.waiting == backend.waiting
-    assert all(not r.finished for r in restored.unfinished)
 
 
-def _roundtrip(state: dict[str, Any], folder: Path) -> Path:
-    path = folder / "ulorl_state.pt"
-    torch.save(state, path)
-    return path
+# --- SPAE: per-token advantages (N, T) from step probes, and a policy-dependent loss mask -----------------
+
+PROBE_TRIGGER = "**Final Answer**\n\\boxed{"
+
+
+class SpaeSketch(Backend):
+    """G samples per problem (even rows up to 8 tokens, odd rows up to 5: completions of unequal length).
+
+    Every `step_tokens` tokens is a step boundary; a probe samples one token after prompt + prefix +
+    trigger, and its probability stands in for the step potential Phi_k (the real probe's Acc and Conf
+    come from teacher-forced passes over the gold answer, spae.md §1.2). Token j of step k gets
+    (r - group mean) + xi * (Phi_k - Phi_{k-1}), whitened over every real token of the batch (Eq. 17).
+    The loss mask keeps the tokens whose current-policy probability is below the batch median.
+    """
+
+    name = "spae-sketch"
+
+    def __init__(self, samples: int = 4, step_tokens: int = 3, xi: float = 0.5):
+        self.G, self.step, self.xi = samples, step_tokens, xi
+
+    def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
+        prompts = [engine.encode(row["prompt"]) for row in rows]
+        gens: dict[int, list] = {}
+        for parity, budget in ((0, 8), (1, 5)):
+            ks = [k for k in range(len(rows)) if k % 2 == parity]
+            out = engine.generate([prompts[k] for k in ks for _ in range(self.G)], max_tokens=budget)
+            for n, k in enumerate(ks):
+                gens[k] = out[n * self.G : (n + 1) * self.G]
+        rollouts = [
+            Rollout(prompts[k], g.ids, "solver", f"{k}:{row['id']}", "math", g.finish_reason, g.logprobs)
+            for k, row in enumerate(rows)
+            for g in gens[k]
+        ]
+        trigger = engine.tokenizer.encode(PROBE_TRIGGER, add_special_tokens=False)
+        probes = [
+            (i, [*r.prompt_ids, *r.completion_ids[:end], *trigger])
+            for i, r in enumerate(rollouts)
+            for end in range(self.step, len(r.completion_ids) + self.step, self.step)
+        ]
+        phi: dict[int, list[float]] = {i: [] for i in range(len(rollouts))}
+        for (i, _), gen in zip(probes, engine.generate([p for _, p in probes], max_tokens=1), strict=True):
+            phi[i].append(math.exp(gen.logprobs[0]))
+        return [Rollout(**{**asdict(r), "meta": {"phi": phi[i]}}) for i, r in enumerate(rollouts)]
+
+    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
+        return torch.tensor([rule(r.completion_ids) for r in rollouts])
+
+    def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
+        self.last_rollouts = list(rollouts)
+        lengths = [len(r.completion_ids) for r in rollouts]
+        mask = completion_mask(lengths, max(lengths))
+        outcome = group_center(rewards, [r.group for r in rollouts]).values  # Dr. GRPO, Eq. 16
+        values = torch.zeros(mask.shape)
+        for i, r in enumerate(rollouts):
+            phi = r.meta["phi"]
+            shaped = [0.0] + [b - a for a, b in zip(phi[:-1], phi[1:], strict=True)]  # Delta Phi; 0 first
+            for j in range(lengths[i]):
+                values[i, j] = outcome[i] + self.xi * shaped[j // self.step]
+        self.values = whiten_tokens(values, mask)
+        return self.values
+
+    def loss_mask(self, batch: Batch) -> Tensor:
+        logps, entropies = batch.policy_logps_and_entropies()
+        self.policy = (logps, entropies)
+        real = batch.completion_mask.bool()
+        p = logps.exp()
+        self.mask = (real & (p < p[real].median())).int()
+        return self.mask
+
+
+def test_spae_per_token_advantages_and_policy_loss_mask_reach_the_loss(plain_model, tmp_path):
+    backend = SpaeSketch(samples=4)
+    rows = arithmetic_dataset_rows(40)
+    trainer = make_trainer(
+        plain_model, tmp_path, backend, rows, max_steps=1, per_device_train_batch_size=16, num_generations=4
+    )
+    trainer.model.train()
+    batch = trainer._generate_and_score_completions(generation_inputs(trainer, rows[:4]))
+    real = batch["completion_mask"].bool()
+    lengths = batch["completion_mask"].sum(1).tolist()
+    assert max(lengths[4:8]) <= 5 and max(lengths[:4]) > 5  # unequal lengths, right-padded
+
+    # the backend's (N, T) values reach the loss as they are on real tokens, 0 on padding
+    adv = batch["advantages"]
+    assert adv.dim() == 2 and adv.shape == batch["completion_ids"].shape
+    values = backend.values[:, : adv.size(1)]
+    assert values.shape == adv.shape  # the 16 rollouts are the whole row budget
+    torch.testing.assert_close(adv[real], values[real])
+    assert adv[~real].abs().sum() == 0
+    assert len({round(v, 5) for v in adv[0][real[0]].tolist()}) > 1  # advantages vary along a completion
+    assert adv[real].mean().abs() < 1e-5 and adv[real].std().item() == pytest.approx(1.0, abs=1e-4)
+
+    # the mask: computed on the current policy, handed to TRL as tool_mask, counted in the normaliser
+    logps, entropies = backend.policy
+    assert logps.shape == entropies.shape == real.shape and (entropies[real] > 0).all()
+    for row, r in enumerate(backend.last_rollouts):  # same weights: the policy's log-probs are the sampler's
+        lp = torch.tensor(r.sampling_logprobs)
+        torch.testing.assert_close(logps[row, : len(lp)], lp, atol=1e-4, rtol=0)
+    torch.testing.assert_close(batch["tool_mask"], backend.mask, check_dtype=False)
+    kept = int(backend.mask.sum())
+    assert 0 < kept < int(real.sum())
+    assert batch["num_items_in_batch"] == (batch["completion_mask"] * batch["tool_mask"]).sum() == kept
+
+    trainer._metrics["train"].clear()  # the direct call above is not a training step
+    before = parameters(trainer)
+    trainer.train()
+    assert changed(before, trainer)
+    step = trainer.batches[-1]
+    assert step["advantages"].dim() == 2 and "tool_mask" in step

@@ -112,14 +112,27 @@ def test_grpo_backend_trains_like_stock_trl(plain_model, tmp_path):
     assert rewards[0] == pytest.approx(rewards[1])
 
 
+def test_teacher_forced_logprobs_equal_the_sampling_logprobs(plain_model, tmp_path):
+    ours, _, rows = _trainers(plain_model, tmp_path, temperature=1.0)
+    engine = ours.engine
+    prompts = [engine.encode(row["prompt"]) for row in rows[:3]]
+    generations = engine.generate(prompts, max_tokens=6)
+    forced = engine.logprobs(prompts, [g.ids for g in generations], batch_size=2)
+    for generation, logps in zip(generations, forced, strict=True):
+        assert len(logps) == len(generation.ids) > 0
+        torch.testing.assert_close(
+            torch.tensor(logps), torch.tensor(generation.logprobs), atol=1e-4, rtol=1e-4
+        )
+
+
 def test_fit_rows_subsamples_or_pads_to_the_budget():
-    rows, padded = _fit_rows([3, 5, 7], 5, step=0)
+    rows, padded = _fit_rows([3, 5, 7], 5, step=0, filler=9)
     assert rows == [3, 5, 7, 3, 3] and padded.tolist() == [False, False, False, True, True]
-    rows, padded = _fit_rows(list(range(10)), 4, step=1)
+    rows, padded = _fit_rows(list(range(10)), 4, step=1, filler=0)
     assert len(rows) == 4 == len(set(rows)) and rows == sorted(rows) and not padded.any()
-    assert _fit_rows(list(range(10)), 4, step=1)[0] == rows  # seeded by the step
-    with pytest.raises(ValueError, match="no trainable rollout"):
-        _fit_rows([], 4, step=0)
+    assert _fit_rows(list(range(10)), 4, step=1, filler=0)[0] == rows  # seeded by the step
+    rows, padded = _fit_rows([], 3, step=0, filler=6)  # nothing trainable: a step that trains nothing
+    assert rows == [6, 6, 6] and padded.all()
 
 
 @pytest.mark.slow

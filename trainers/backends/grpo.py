@@ -36,6 +36,11 @@ class GRPOBackend(Backend):
         self.num_generations = num_generations
         self.scale_rewards = scale_rewards
 
+    @classmethod
+    def from_config(cls, config: Any, reward: ScorerReward) -> GRPOBackend:
+        """The backend `harness train grpo` builds from its `TrainConfig`."""
+        return cls(reward, config.num_generations, config.scale_rewards)
+
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
         prompts = [engine.encode(row["prompt"]) for row in rows]
         G = self.num_generations
