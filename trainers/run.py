@@ -12,21 +12,32 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.types import Item
 from trainers.callbacks import EvalEveryCallback, FinalCheckpointCallback, MetricsJsonlCallback
 from trainers.config import TrainConfig
 
 CONFIG_FILE = "train.json"
 
 
-def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
-    """The dataset's items as trainer rows (`prompt` messages, `answer`, `id`), and the reward's scorer."""
-    from benchmarks import get_benchmark
+def item_rows(items: Sequence[Item], template: str, system_prompt: str | None = None) -> list[dict[str, Any]]:
+    """Trainer rows (`prompt` messages, `answer`, `id`), prompted exactly as `harness eval` prompts."""
     from harness.evaluate import messages_for
+
+    return [
+        {"id": item.id, "answer": item.answer, "prompt": list(messages_for(item, template, system_prompt))}
+        for item in items
+    ]
+
+
+def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
+    """The dataset's items as trainer rows, and the reward's scorer."""
+    from benchmarks import get_benchmark
 
     spec = config.dataset
     if spec.endswith(".jsonl") and not spec.startswith("jsonl:"):
@@ -35,15 +46,7 @@ def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
     items = bench.load(Path(config.data_dir) if config.data_dir else None).items[: config.limit]
     if not items:
         raise HarnessError(f"dataset {config.dataset!r} has no items")
-    template = config.prompt_template or bench.prompt
-    rows = [
-        {
-            "id": item.id,
-            "answer": item.answer,
-            "prompt": list(messages_for(item, template, config.system_prompt)),
-        }
-        for item in items
-    ]
+    rows = item_rows(items, config.prompt_template or bench.prompt, config.system_prompt)
     return rows, config.scorer or bench.scorer
 
 

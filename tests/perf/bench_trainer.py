@@ -84,19 +84,14 @@ def main() -> None:
     from benchmarks.arithmetic import arithmetic_rows
     from benchmarks.base import MATH_PROMPT
     from harness.tiny_model import build_tiny_model
+    from harness.types import Item
     from trainers.rewards import ScorerReward
+    from trainers.run import item_rows
 
     torch.set_num_threads(max(1, (os.cpu_count() or 2)))
     with tempfile.TemporaryDirectory() as tmp:
         model = build_tiny_model(Path(tmp) / "tiny", thinking=False)
-        rows = [
-            {
-                "id": r["id"],
-                "answer": r["answer"],
-                "prompt": [{"role": "user", "content": MATH_PROMPT.replace("{problem}", r["problem"])}],
-            }
-            for r in arithmetic_rows(400, seed=1)
-        ]
+        rows = item_rows([Item(**r) for r in arithmetic_rows(400, seed=1)], MATH_PROMPT)
         reward = ScorerReward("math")
         args_kwargs = dict(
             use_cpu=True,

@@ -6,18 +6,13 @@ from pathlib import Path
 
 from benchmarks.arithmetic import arithmetic_rows
 from benchmarks.base import MATH_PROMPT
+from harness.types import Item
+from trainers.run import item_rows
 
 
 def arithmetic_dataset_rows(n: int = 200, seed: int = 1) -> list[dict]:
     """Trainer rows (prompt messages, answer, id) of generated single-digit sums."""
-    return [
-        {
-            "id": r["id"],
-            "answer": r["answer"],
-            "prompt": [{"role": "user", "content": MATH_PROMPT.replace("{problem}", r["problem"])}],
-        }
-        for r in arithmetic_rows(n, seed=seed)
-    ]
+    return item_rows([Item(**r) for r in arithmetic_rows(n, seed=seed)], MATH_PROMPT)
 
 
 def cpu_args(out: Path, **overrides):
