@@ -1,0 +1,86 @@
+"""Inference engines behind one interface (`base.Backend`), and how to build one from its settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness import HarnessError
+from harness.settings import setting
+
+BACKENDS = ("hf", "vllm", "openai")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Which model, served how: the settings of one inference engine (hf, vllm or openai)."""
+
+    model: str = setting(help="Local model folder or Hugging Face model id.")
+    backend: str = setting(
+        "hf", "hf (transformers), vllm (offline engine) or openai (a server at --base-url)."
+    )
+    base_url: str | None = setting(None, "OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")
+    revision: str | None = setting(None, "Model revision on the Hub.")
+    dtype: str = setting("auto", "Weights dtype (hf, vllm): auto, bfloat16, float32...")
+    batch_size: int | None = setting(None, "Generation batch size (hf).")
+    tensor_parallel_size: int = setting(1, "GPUs per vLLM engine.")
+    data_parallel_size: int = setting(1, "Engines (hf, vllm), each on its own GPUs and share of the items.")
+    max_model_len: int | None = setting(None, "vLLM context length.")
+    gpu_memory_utilization: float | None = setting(
+        None, "vLLM memory share [default: 0.9 on GPU, 0.2 of RAM on CPU]."
+    )
+    prefix_caching: bool = setting(True, "vLLM prefix caching.")
+    enforce_eager: bool = setting(False, "vLLM without graph compilation: faster start, slower decoding.")
+    max_num_seqs: int | None = setting(None, "vLLM: sequences decoded at once.")
+    api: str = setting("chat", "openai endpoint: chat or completions.")
+    concurrency: int = setting(32, "openai: requests in flight.")
+    max_retries: int = setting(5, "openai: retries on 429, 5xx and timeouts.")
+    request_timeout: float = setting(600.0, "openai: seconds per request.")
+
+
+def check_engine(engine: EngineConfig) -> None:
+    """Refuse option combinations that would be silently ignored."""
+    if engine.backend not in BACKENDS:
+        raise HarnessError(f"unknown backend {engine.backend!r}; available: {', '.join(BACKENDS)}")
+    if (engine.backend == "openai") != (engine.base_url is not None):
+        raise HarnessError("--base-url goes with --backend openai, and --backend openai needs --base-url")
+    if engine.backend == "openai" and engine.data_parallel_size != 1:
+        raise HarnessError("--data-parallel-size is for local engines; for a server, raise --concurrency")
+    if engine.backend != "vllm" and engine.tensor_parallel_size != 1:
+        raise HarnessError("--tensor-parallel-size needs --backend vllm")
+    if engine.data_parallel_size < 1 or engine.tensor_parallel_size < 1 or engine.concurrency < 1:
+        raise HarnessError("parallel sizes and --concurrency must be at least 1")
+
+
+def make_backend(engine: EngineConfig):
+    """Start the engine `engine` describes (one engine: data parallelism is the caller's)."""
+    if engine.backend == "hf":
+        from harness.backends.hf import HFBackend
+
+        return HFBackend(
+            engine.model, revision=engine.revision, dtype=engine.dtype, batch_size=engine.batch_size
+        )
+    if engine.backend == "vllm":
+        from harness.backends.vllm import VLLMBackend
+
+        return VLLMBackend(
+            engine.model,
+            revision=engine.revision,
+            dtype=engine.dtype,
+            tensor_parallel_size=engine.tensor_parallel_size,
+            max_model_len=engine.max_model_len,
+            gpu_memory_utilization=engine.gpu_memory_utilization,
+            enable_prefix_caching=engine.prefix_caching,
+            enforce_eager=engine.enforce_eager,
+            max_num_seqs=engine.max_num_seqs,
+        )
+    from harness.backends.openai import OpenAIBackend
+
+    return OpenAIBackend(
+        engine.model,
+        engine.base_url,
+        api=engine.api,
+        revision=engine.revision,
+        concurrency=engine.concurrency,
+        timeout=engine.request_timeout,
+        max_retries=engine.max_retries,
+    )

@@ -18,11 +18,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from harness import HarnessError
+from harness.backends import EngineConfig
 from harness.scoring.rules import RuleScorer, no_answer, parse_gold
+from harness.settings import setting
 from harness.types import Request, Score
 
 SPELL_V1 = """## TASK
@@ -50,18 +53,41 @@ RETRIES = 5  # per judge request (openai backend: 429, 5xx, timeouts)
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    """Who judges and how; everything here but `base_url` is part of a run's identity."""
+    """Who judges and how. The engine runs the judge model (its own backend, dtype, parallelism);
+    the model, backend, prompt and decoding are part of a run's identity, the rest is not."""
 
-    model: str
-    backend: str = "openai"
-    base_url: str | None = None
-    prompt: str = "spell-v1"  # a name in PROMPTS or a path to a template file
-    repeats: int = 1
-    temperature: float = 0.0
-    max_tokens: int = 8192
+    engine: EngineConfig = setting(help="The judge model and the engine that serves it.", cli=False)
+    prompt: str = setting("spell-v1", "spell-v1, or a template file with {question}, {prediction}, {gold}.")
+    repeats: int = setting(1, "Verdicts per answer; the majority decides.")
+    temperature: float = setting(0.0, "The judge's sampling temperature.")
+    max_tokens: int = setting(8192, "The judge's completion token budget.")
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any]) -> JudgeConfig:
+        """From flat settings (model, backend, base_url, prompt...), as run.json and train configs keep them."""
+        engine_keys = {f.name for f in fields(EngineConfig)}
+        engine = {k: v for k, v in settings.items() if k in engine_keys}
+        return cls(
+            EngineConfig(**{"backend": "openai", **engine}),
+            **{k: v for k, v in settings.items() if k not in engine_keys},
+        )
+
+    @property
+    def model(self) -> str:
+        return self.engine.model
 
     def identity(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "base_url"} | {"prompt_sha256": self.prompt_sha}
+        """What makes two judges the same judge; a dtype only when one is chosen (older runs keep theirs)."""
+        identity = {
+            "model": self.engine.model,
+            "backend": self.engine.backend,
+            "prompt": self.prompt,
+            "repeats": self.repeats,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "prompt_sha256": self.prompt_sha,
+        }
+        return identity | ({"dtype": self.engine.dtype} if self.engine.dtype != "auto" else {})
 
     @property
     def template(self) -> str:
