@@ -64,7 +64,7 @@ class JudgeConfig:
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any]) -> JudgeConfig:
-        """From flat settings (model, backend, base_url, prompt...) as run.json and train configs hold them."""
+        """From flat settings (model, backend, base_url, prompt...), as run.json and train configs keep."""
         engine_keys = {f.name for f in fields(EngineConfig)}
         engine = {k: v for k, v in settings.items() if k in engine_keys}
         return cls(
