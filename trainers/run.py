@@ -93,7 +93,7 @@ def make_backend(config: TrainConfig, scorer: str):
 
     if config.method not in BACKENDS:
         raise HarnessError(f"unknown method {config.method!r}; available: {', '.join(BACKENDS)}")
-    judge = JudgeConfig(**config.judge) if config.judge else None
+    judge = JudgeConfig.from_settings(config.judge) if config.judge else None
     return BACKENDS[config.method].from_config(config, ScorerReward(scorer, judge=judge))
 
 
