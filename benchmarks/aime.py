@@ -1,6 +1,6 @@
 """AIME 2024 and 2025: 30 integer-answer problems per year."""
 
-from benchmarks.base import Benchmark, HubSource, Layout, columns
+from benchmarks.base import Benchmark, FileLayout, HubSource, columns
 
 _fields = columns(id="id", problem="problem", answer="answer")
 
@@ -10,10 +10,10 @@ AIME24 = Benchmark(
     hub=HubSource(
         repo="HuggingFaceH4/aime_2024",
         revision="2fe88a2f1091d5048c0f36abc874fb997b3dd99a",
-        layout=Layout(files=("data/train-00000-of-00001.parquet",), to_item=_fields),
+        layout=FileLayout(files=("data/train-00000-of-00001.parquet",), to_item=_fields),
     ),
     # Qwen2.5-Math copy: same problems and ids (60..89).
-    local_layouts=(Layout(files=("test.jsonl",), to_item=_fields),),
+    local_layouts=(FileLayout(files=("test.jsonl",), to_item=_fields),),
 )
 
 AIME25 = Benchmark(
@@ -22,9 +22,9 @@ AIME25 = Benchmark(
     hub=HubSource(
         repo="math-ai/aime25",
         revision="563bb8404243c5f09de6ec262f2db674fe5bce9b",
-        layout=Layout(files=("test.jsonl",), to_item=_fields),
+        layout=FileLayout(files=("test.jsonl",), to_item=_fields),
     ),
     # AIME-Preview copies (ids I-1..II-15). The combined test.jsonl found beside them in some
     # harnesses has corrupted LaTeX escapes; loading refuses it if it is the only copy.
-    local_layouts=(Layout(files=("test2025-I.jsonl", "test2025-II.jsonl"), to_item=_fields),),
+    local_layouts=(FileLayout(files=("test2025-I.jsonl", "test2025-II.jsonl"), to_item=_fields),),
 )

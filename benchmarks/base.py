@@ -22,7 +22,7 @@ RowMapper = Callable[[dict[str, Any], Path, int], Item]
 
 
 @dataclass(frozen=True)
-class Layout:
+class FileLayout:
     """A set of files (relative to the benchmark folder) and how each row becomes an Item."""
 
     files: tuple[str, ...]
@@ -35,7 +35,7 @@ class HubSource:
 
     repo: str
     revision: str
-    layout: Layout
+    layout: FileLayout
     gated: bool = False  # downloads need accepted terms and a token
 
 
@@ -49,7 +49,7 @@ class Loaded:
 class Benchmark:
     name: str
     hub: HubSource | None
-    local_layouts: tuple[Layout, ...] = ()  # other copies --data-dir accepts, in their own schemas
+    local_layouts: tuple[FileLayout, ...] = ()  # other copies --data-dir accepts, in their own schemas
     folders: tuple[str, ...] = ()  # folder names under --data-dir besides `name`
     prompt: str = MATH_PROMPT
     scorer: str = "math"
@@ -162,7 +162,7 @@ def _env_data_dir() -> Path | None:
 
 
 def _build(
-    paths: list[Path], layout: Layout, source: dict[str, Any], keep: Callable[[Item], bool] | None = None
+    paths: list[Path], layout: FileLayout, source: dict[str, Any], keep: Callable[[Item], bool] | None = None
 ) -> Loaded:
     items: list[Item] = []
     seen: dict[str, str] = {}

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, HubSource, Layout
+from benchmarks.base import Benchmark, FileLayout, HubSource
 from harness import HarnessError
 from harness.data import require
 from harness.types import Item, Sampling
@@ -88,9 +88,9 @@ def cruxeval(mode: str, cot: bool) -> Benchmark:
         hub=HubSource(
             repo="cruxeval-org/cruxeval",
             revision="main",
-            layout=Layout(files=("test.jsonl",), to_item=to_item),
+            layout=FileLayout(files=("test.jsonl",), to_item=to_item),
         ),
-        local_layouts=(Layout(files=("cruxeval.jsonl",), to_item=to_item),),
+        local_layouts=(FileLayout(files=("cruxeval.jsonl",), to_item=to_item),),
         folders=("cruxeval",),
         prompt=_prompt(mode, cot),
         scorer="code",

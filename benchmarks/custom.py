@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, Layout, columns
+from benchmarks.base import Benchmark, FileLayout, columns
 from harness import HarnessError
 from harness.data import require
 from harness.scoring.rules import gold_text
@@ -64,7 +64,7 @@ def custom_benchmark(spec: str, scorer: str | None) -> Benchmark:
     return Benchmark(
         name=path.stem,
         hub=None,
-        local_layouts=(Layout(files=(path.name,), to_item=FIELDS[scorer]),),
+        local_layouts=(FileLayout(files=(path.name,), to_item=FIELDS[scorer]),),
         scorer=scorer,
         description=f"custom JSONL {path}",
         path=path.resolve(),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, HubSource, Layout
+from benchmarks.base import Benchmark, FileLayout, HubSource
 from benchmarks.doc_prompts import FINANCIAL_MATH, MAX_INPUT, SAMPLING, fill
 from harness import HarnessError
 from harness.data import require
@@ -49,11 +49,11 @@ DOCMATH = Benchmark(
     hub=HubSource(
         repo=REPO,
         revision="main",  # not pinned: the gated repo's commits could not be listed when this was written
-        layout=Layout(files=_files("data/{subset}_testmini-00000-of-00001.parquet"), to_item=to_item),
+        layout=FileLayout(files=_files("data/{subset}_testmini-00000-of-00001.parquet"), to_item=to_item),
         gated=True,
     ),
     local_layouts=tuple(
-        Layout(files=_files("{subset}_testmini" + ext), to_item=to_item)
+        FileLayout(files=_files("{subset}_testmini" + ext), to_item=to_item)
         for ext in (".json", ".jsonl", ".parquet")
     ),
     prompt="{problem}",

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, HubSource, Layout
+from benchmarks.base import Benchmark, FileLayout, HubSource
 from harness.data import require
 from harness.sandbox.codec import encode
 from harness.types import Item, Sampling
@@ -70,7 +70,7 @@ def _release(name: str, version: str, dataset: str, files: tuple[str, ...]) -> B
         name=name,
         description=f"{'HumanEval+' if dataset == 'humaneval' else 'MBPP+'} {version} (evalplus)",
         hub=None,
-        local_layouts=tuple(Layout(files=(f,), to_item=to_item) for f in files),
+        local_layouts=tuple(FileLayout(files=(f,), to_item=to_item) for f in files),
         prompt=PROMPT,
         scorer="code",
         sampling=SAMPLING,
@@ -91,9 +91,9 @@ HUMANEVAL = Benchmark(
     hub=HubSource(
         repo="openai/openai_humaneval",
         revision="main",
-        layout=Layout(files=("openai_humaneval/test-00000-of-00001.parquet",), to_item=_humaneval_item),
+        layout=FileLayout(files=("openai_humaneval/test-00000-of-00001.parquet",), to_item=_humaneval_item),
     ),
-    local_layouts=(Layout(files=("HumanEval.jsonl.gz",), to_item=_humaneval_item),),
+    local_layouts=(FileLayout(files=("HumanEval.jsonl.gz",), to_item=_humaneval_item),),
     prompt=PROMPT,
     scorer="code",
     sampling=SAMPLING,

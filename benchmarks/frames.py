@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, HubSource, Layout
+from benchmarks.base import Benchmark, FileLayout, HubSource
 from benchmarks.doc_prompts import GENERAL_QA, MAX_INPUT, SAMPLING, fill
 from harness import HarnessError
 from harness.data import require
@@ -38,7 +38,7 @@ FRAMES = Benchmark(
     hub=HubSource(
         repo="Tongyi-Zhiwen/frames",
         revision="main",  # not pinned: its commits could not be listed when this was written
-        layout=Layout(files=("test.jsonl",), to_item=to_item),
+        layout=FileLayout(files=("test.jsonl",), to_item=to_item),
     ),
     prompt="{problem}",
     scorer="cem",

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import REASONING_SAMPLING, Benchmark, HubSource, Layout
+from benchmarks.base import REASONING_SAMPLING, Benchmark, FileLayout, HubSource
 from harness.data import require
 from harness.types import Item
 
@@ -50,7 +50,7 @@ def _gpqa(name: str, file: str, size: int) -> Benchmark:
         name=name,
         description=f"GPQA {name.split('_')[1]} ({size}, four choices permuted per item; gated)",
         hub=HubSource(
-            repo=REPO, revision=REVISION, layout=Layout(files=(file,), to_item=to_item), gated=True
+            repo=REPO, revision=REVISION, layout=FileLayout(files=(file,), to_item=to_item), gated=True
         ),
         prompt=PROMPT,
         scorer="choice",

@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, HubSource, Layout
+from benchmarks.base import Benchmark, FileLayout, HubSource
 from harness import HarnessError
 from harness.data import require
 from harness.types import Item, Sampling
@@ -137,9 +137,9 @@ def livecodebench(spec: str = "livecodebench") -> Benchmark:
         hub=HubSource(
             repo="livecodebench/code_generation_lite",
             revision="main",
-            layout=Layout(files=RELEASES[release], to_item=_hub_item),
+            layout=FileLayout(files=RELEASES[release], to_item=_hub_item),
         ),
-        local_layouts=(Layout(files=("livecodebench.json",), to_item=_rllm_item),) if rllm else (),
+        local_layouts=(FileLayout(files=("livecodebench.json",), to_item=_rllm_item),) if rllm else (),
         folders=("livecodebench",) + ((rllm,) if rllm else ()),
         prompt="{problem}",
         scorer="code",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, HubSource, Layout
+from benchmarks.base import Benchmark, FileLayout, HubSource
 from benchmarks.doc_prompts import GENERAL_QA, MAX_INPUT, MULTIPLE_CHOICE, SAMPLING, fill
 from harness.data import require
 from harness.scoring.rules import gold_text
@@ -53,7 +53,9 @@ def _v1_item(row: dict[str, Any], path: Path, number: int) -> Item:
 LONGBENCH_V2 = Benchmark(
     name="longbench_v2",
     description="LongBench-V2 (503, four choices; SPELL's prompt; difficulty and length breakdown)",
-    hub=HubSource(repo=V2_REPO, revision=V2_REVISION, layout=Layout(files=("data.json",), to_item=_v2_item)),
+    hub=HubSource(
+        repo=V2_REPO, revision=V2_REVISION, layout=FileLayout(files=("data.json",), to_item=_v2_item)
+    ),
     prompt="{problem}",
     scorer="choice",
     sampling=SAMPLING,
@@ -69,9 +71,9 @@ def _v1(name: str, title: str) -> Benchmark:
         hub=HubSource(
             repo=V1_REPO,
             revision=V1_REVISION,
-            layout=Layout(files=(f"{name}/test/0000.parquet",), to_item=_v1_item),
+            layout=FileLayout(files=(f"{name}/test/0000.parquet",), to_item=_v1_item),
         ),
-        local_layouts=(Layout(files=(f"{name}.jsonl",), to_item=_v1_item),),
+        local_layouts=(FileLayout(files=(f"{name}.jsonl",), to_item=_v1_item),),
         prompt="{problem}",
         scorer="cem",
         sampling=SAMPLING,

@@ -1,6 +1,6 @@
 """MATH-500: the PRM800K test subset of MATH."""
 
-from benchmarks.base import Benchmark, HubSource, Layout, columns
+from benchmarks.base import Benchmark, FileLayout, HubSource, columns
 from harness.types import Sampling
 
 _fields = columns(id="unique_id", problem="problem", answer="answer", meta=("subject", "level"))
@@ -11,7 +11,7 @@ MATH500 = Benchmark(
     hub=HubSource(
         repo="HuggingFaceH4/MATH-500",
         revision="6e4ed1a2a79af7d8630a6b768ec859cb5af4d3be",
-        layout=Layout(files=("test.jsonl",), to_item=_fields),
+        layout=FileLayout(files=("test.jsonl",), to_item=_fields),
     ),
     sampling=Sampling(n=4, temperature=0.6, top_p=0.95, max_tokens=32768),
 )

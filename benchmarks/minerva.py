@@ -3,7 +3,7 @@ r"""Minerva Math (OCW courses): 272 science and engineering problems."""
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, HubSource, Layout, columns
+from benchmarks.base import Benchmark, FileLayout, HubSource, columns
 from harness import HarnessError
 from harness.data import require
 from harness.scoring.latex import last_boxed
@@ -24,11 +24,11 @@ MINERVA = Benchmark(
     hub=HubSource(
         repo="math-ai/minervamath",
         revision="ee46ddc498933b1977577953250ca5c66be64f96",
-        layout=Layout(files=("test.jsonl",), to_item=columns(problem="question", answer="answer")),
+        layout=FileLayout(files=("test.jsonl",), to_item=columns(problem="question", answer="answer")),
     ),
     # Qwen2.5-Math copy: no answer field, ids are `idx`.
     local_layouts=(
-        Layout(
+        FileLayout(
             files=("test.jsonl",),
             to_item=columns(id="idx", problem="problem", answer=_answer_from_solution, meta=("type",)),
         ),

@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, HubSource, Layout, columns
+from benchmarks.base import Benchmark, FileLayout, HubSource, columns
 from harness.data import require
 from harness.types import Sampling
 
@@ -28,10 +28,10 @@ OLYMPIADBENCH = Benchmark(
     hub=HubSource(
         repo="Hothan/OlympiadBench",
         revision="91184b52131e7fc9455fef848035173aea8cc01a",
-        layout=Layout(
+        layout=FileLayout(
             files=("OlympiadBench/OE_TO_maths_en_COMP/OE_TO_maths_en_COMP.parquet",), to_item=_fields
         ),
     ),
-    local_layouts=(Layout(files=("test.jsonl",), to_item=_fields),),  # Qwen2.5-Math copy
+    local_layouts=(FileLayout(files=("test.jsonl",), to_item=_fields),),  # Qwen2.5-Math copy
     sampling=Sampling(n=4, temperature=0.6, top_p=0.95, max_tokens=32768),
 )
