@@ -8,10 +8,13 @@ from pathlib import Path
 
 from benchmarks import get_benchmark
 from harness import HarnessError
+from harness.config import ScoringConfig
 from harness.data import read_rows, sha256_file
-from harness.evaluate import EvalConfig, sandbox_record, scorer_name, scoring_config
-from harness.pipeline import generation_record, score_run
+from harness.records import generation_record
 from harness.runinfo import machine, packages, stable_hash
+from harness.scoring.judge import JudgeConfig
+from harness.stages.plan import judge_record, sandbox_record, scorer_name, scoring_config
+from harness.stages.score import score_run
 from harness.store import GENERATIONS, RunDir
 
 
@@ -23,20 +26,20 @@ def import_generations(
     file: Path,
     benchmark: str,
     out: Path,
-    settings: EvalConfig,
     *,
-    timeout: float | None = None,
-    workers: int | None = None,
+    data_dir: Path | None = None,
+    scoring: ScoringConfig,
+    judge: JudgeConfig | None = None,
 ) -> dict:
     """Read FILE (JSONL: `item_id` or `problem`, `sample_idx`, `text`), then score it into `out`.
 
     `problem` is matched to the benchmark's problem text (exactly, then up to whitespace). Without
     `sample_idx`, samples are numbered in file order per item. Optional fields kept when present:
-    `finish_reason`, `prompt_tokens`, `completion_tokens`. `settings` gives the data folder, the
-    scorer of jsonl: files, the judge, the numeric tolerance and lm-eval's task folder.
+    `finish_reason`, `prompt_tokens`, `completion_tokens`. `scoring` gives the scorer of jsonl: files,
+    the numeric tolerance, lm-eval's task folder and the scorers' time limit and workers.
     """
-    bench = get_benchmark(benchmark, settings.scorer, settings.lm_eval_include_path)
-    loaded = bench.load(settings.data_dir)
+    bench = get_benchmark(benchmark, scoring.scorer, scoring.lm_eval_include_path)
+    loaded = bench.load(data_dir)
     by_id = {item.id: item for item in loaded.items}
     by_text = {_normalise(item.problem): item for item in loaded.items}
     records, counters = {}, defaultdict(int)
@@ -70,13 +73,13 @@ def import_generations(
     if not records:
         raise HarnessError(f"{file}: no generations")
     scored_items = {item_id for item_id, _ in records}
-    scorers = {bench.name: scorer_name(bench, settings)}
+    scorers = {bench.name: scorer_name(bench, judge)}
     config = {
         "benchmarks": [bench.name],
         "generations_sha256": sha256_file(file),
         "scorers": scorers,
         "dataset_hashes": {bench.name: loaded.source["content_hash"]},
-        **scoring_config(settings, scorers, {}, getattr(bench, "include_path", None)),
+        **scoring_config(scoring, judge, scorers, getattr(bench, "include_path", None)),
     }
     run_info = {
         "config": config,
@@ -87,10 +90,10 @@ def import_generations(
         "machine": machine(),
         "answers": {bench.name: {i.id: i.answer for i in loaded.items if i.id in scored_items}},
         **sandbox_record([bench]),
-        **({"judge_base_url": settings.judge_base_url} if "judge" in config else {}),
+        **judge_record(judge, config),
     }
     run = RunDir(out)
     run.start(run_info)
     written = {(r["item_id"], r["sample_idx"]) for r in run.records(GENERATIONS)}
     run.append(GENERATIONS, [r for key, r in records.items() if key not in written])
-    return score_run(run, timeout=timeout, workers=workers)
+    return score_run(run, timeout=scoring.score_timeout, workers=scoring.score_workers)

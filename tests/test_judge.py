@@ -9,8 +9,8 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from harness import HarnessError
+from harness.backends import EngineConfig
 from harness.scoring import JudgeConfig, get_scorer
-from harness.scoring import judge as judge_module
 from harness.scoring.judge import decide, parse_verdict
 from harness.scoring.rules import gold_text
 
@@ -58,7 +58,7 @@ def scripted(body: dict, count: int):
 
 
 def judge_for(fake: FakeOpenAI, **options) -> JudgeConfig:
-    return JudgeConfig(model="fake/model", base_url=fake.base_url, **options)
+    return JudgeConfig(EngineConfig("fake/model", backend="openai", base_url=fake.base_url), **options)
 
 
 def test_cascade_calls_the_judge_only_where_the_rule_fails():
@@ -129,11 +129,11 @@ def test_stored_verdicts_are_reused():
     assert changed.value == 0.0
 
 
-def test_a_dead_judge_is_a_clear_error_after_rule_scores(monkeypatch):
-    monkeypatch.setattr(judge_module, "RETRIES", 0)
+def test_a_dead_judge_is_a_clear_error_after_rule_scores():
     with FakeOpenAI(scripted) as fake:
         url = fake.base_url
-    scorer = get_scorer("cem+judge", judge=JudgeConfig(model="fake/model", base_url=url))
+    engine = EngineConfig("fake/model", backend="openai", base_url=url, max_retries=0)
+    scorer = get_scorer("cem+judge", judge=JudgeConfig(engine))
     results = scorer.score(["The answer is Paris", "The answer is Lyon"], [gold_text("Paris", "q")] * 2)
     assert next(results)[1].value == 1.0  # rule-decided scores come first
     with pytest.raises(HarnessError, match="127.0.0.1"):
@@ -150,12 +150,35 @@ def test_custom_judge_prompt_file(tmp_path):
     assert "judge.txt" in scorer.version
     (tmp_path / "bad.txt").write_text("no fields")
     with pytest.raises(HarnessError, match="lacks"):
-        get_scorer("judge", judge=JudgeConfig(model="m", prompt=str(tmp_path / "bad.txt")))
+        get_scorer("judge", judge=JudgeConfig(EngineConfig("m"), prompt=str(tmp_path / "bad.txt")))
+
+
+@pytest.mark.parametrize(
+    ("engine", "message"),
+    [
+        (EngineConfig("m", backend="openai"), "--judge-base-url goes with --judge-backend openai"),
+        (
+            EngineConfig("m", tensor_parallel_size=2),
+            "--judge-tensor-parallel-size needs --judge-backend vllm",
+        ),
+        (EngineConfig("m", backend="vllm", concurrency=0), "and --judge-concurrency must be"),
+    ],
+)
+def test_judge_engine_errors_name_the_judge_flags(engine, message):
+    """The judge's own engine is checked when first needed, in the words of its --judge-... flags."""
+    scorer = get_scorer("cem+judge", judge=JudgeConfig(engine))
+    results = scorer.score(["The answer is Paris", "The answer is Lyon"], [gold_text("Paris", "q")] * 2)
+    assert next(results)[1].value == 1.0  # no engine needed for the rule's own decision
+    with pytest.raises(HarnessError, match=r"^judge: ") as error:
+        next(results)
+    assert message in str(error.value)
+    assert "--judge-judge" not in str(error.value)
+    assert all(flag.startswith("--judge-") for flag in re.findall(r"--[\w-]+", str(error.value)))
 
 
 def test_judge_identity_excludes_the_server_address():
-    a = JudgeConfig(model="m", base_url="http://a/v1").identity()
-    b = JudgeConfig(model="m", base_url="http://b/v1").identity()
+    a = JudgeConfig.from_settings({"model": "m", "base_url": "http://a/v1"}).identity()
+    b = JudgeConfig.from_settings({"model": "m", "base_url": "http://b/v1"}).identity()
     assert a == b and "base_url" not in a
     assert json.dumps(a)  # stored in run.json
 

@@ -3,7 +3,7 @@
 Rows are grouped by arbitrary hashable keys, so one batch may mix groups of different sizes in any
 order (SPELL: questioner singletons next to responder groups of G). A group whose rewards do not vary
 (all equal, or a single row) has no baseline to learn from: its rows get exactly 0 and are flagged in
-`zero_std`, so a backend can drop them (DAPO dynamic sampling) or re-score them (Reasoning Arena).
+`zero_std`, so a method can drop them (DAPO dynamic sampling) or re-score them (Reasoning Arena).
 """
 
 from __future__ import annotations

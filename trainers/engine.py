@@ -29,7 +29,7 @@ class Generation:
 
 
 class Engine(Protocol):
-    """What backends generate with."""
+    """What methods generate with."""
 
     tokenizer: Any
     policy_version: int  # optimizer steps taken by the weights that sample

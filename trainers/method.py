@@ -1,6 +1,6 @@
-"""The backend interface every method implements, and the batch a loss mask is computed on.
+"""The interface every training method implements, and the batch a loss mask is computed on.
 
-One backend object lives for the whole run. Per generation step the trainer calls, in order:
+One method object lives for the whole run. Per generation step the trainer calls, in order:
 `rollout(rows, engine)` on this process's dataset rows, `score(rollouts)` on those rollouts, then
 `advantages(rollouts, rewards)` on the rollouts and rewards of all processes, and finally
 `advantage_weights(batch)` and `loss_mask(batch)` on the rows this process trains. Each process's
@@ -37,8 +37,8 @@ class Batch:
         return self.policy()
 
 
-class Backend:
-    """Base class of method backends; a backend overrides `rollout`, `score` and `advantages`.
+class Method:
+    """Base class of training methods; a method overrides `rollout`, `score` and `advantages`.
 
     `advantages` returns (N,) per-sequence values or (N, T) per-token values over the completions
     right-padded to the longest one of the N rollouts. Rollouts with `trainable=False` are scored and
@@ -76,4 +76,4 @@ class Backend:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state:
-            raise ValueError(f"backend {self.name!r} keeps no state, but the checkpoint has {sorted(state)}")
+            raise ValueError(f"method {self.name!r} keeps no state, but the checkpoint has {sorted(state)}")

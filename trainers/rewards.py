@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.scoring import get_scorer, takes_previous
+from harness.scoring import get_scorer
 from harness.scoring.judge import JudgeConfig
 from harness.thinking import split_thinking
 from harness.types import Score
@@ -36,11 +36,8 @@ class ScorerReward:
     def scores(self, texts: Sequence[str], golds: Sequence[str], think_opened: Sequence[bool]) -> list[Score]:
         """One Score per text, in order."""
         answers = [split_thinking(t, o).answer for t, o in zip(texts, think_opened, strict=True)]
-        args: list = [answers, list(golds)]
-        if takes_previous(self.scorer):
-            args.append(None)
         out: list[Score | None] = [None] * len(answers)
-        for i, score in self.scorer.score(*args):
+        for i, score in self.scorer.score(answers, list(golds)):
             out[i] = score
         missing = [i for i, s in enumerate(out) if s is None]
         if missing:

@@ -1,4 +1,4 @@
-"""`Rollout`: one sampled completion as every trainer backend sees it."""
+"""`Rollout`: one sampled completion as every training method sees it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ FINISH_REASONS = ("stop", "length", "unfinished")
 
 @dataclass(frozen=True)
 class Rollout:
-    """One completion of one prompt, with what a backend needs to score, normalise and continue it.
+    """One completion of one prompt, with what a method needs to score, normalise and continue it.
 
     `finish_reason` is "stop" (EOS), "length" (the global token cap: truncated) or "unfinished" (a UloRL
     segment budget was hit; `continued` appends the next step's segment, ulorl.md §1.2).

@@ -1,7 +1,7 @@
-"""`harness train METHOD`: dataset, backend and trainer from a `TrainConfig`, run with resume.
+"""`harness train METHOD`: dataset, method and trainer from a `TrainConfig`, run with resume.
 
 OUT holds `train.json` (the resolved config), `checkpoint-N/` (Hugging Face model folders that
-`harness eval --model` loads, with optimizer, RNG and backend state for resuming), `metrics.jsonl`
+`harness eval --model` loads, with optimizer, RNG and method state for resuming), `metrics.jsonl`
 (one line per logged step), `tensorboard/`, and `evals/step-N/` (harness run directories; step-0 is
 the initial model).
 """
@@ -86,15 +86,15 @@ def grpo_args(config: TrainConfig):
     )
 
 
-def make_backend(config: TrainConfig, scorer: str):
+def make_method(config: TrainConfig, scorer: str):
     from harness.scoring.judge import JudgeConfig
-    from trainers.backends import BACKENDS
+    from trainers.methods import METHODS
     from trainers.rewards import ScorerReward
 
-    if config.method not in BACKENDS:
-        raise HarnessError(f"unknown method {config.method!r}; available: {', '.join(BACKENDS)}")
+    if config.method not in METHODS:
+        raise HarnessError(f"unknown method {config.method!r}; available: {', '.join(METHODS)}")
     judge = JudgeConfig.from_settings(config.judge) if config.judge else None
-    return BACKENDS[config.method].from_config(config, ScorerReward(scorer, judge=judge))
+    return METHODS[config.method].from_config(config, ScorerReward(scorer, judge=judge))
 
 
 def check_out_dir(config: TrainConfig) -> str | None:
@@ -119,7 +119,7 @@ def train(config: TrainConfig) -> Path:
     """Train (or resume) and return OUT."""
     from datasets import Dataset
 
-    from trainers.trainer import BackendGRPOTrainer
+    from trainers.trainer import MethodGRPOTrainer
 
     resume = check_out_dir(config)
     rows, scorer = dataset_rows(config)
@@ -130,18 +130,18 @@ def train(config: TrainConfig) -> Path:
         json.dumps({"hash": config.hash, "config": config.identity, "scorer": scorer}, indent=2) + "\n"
     )
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # read by transformers' callback
-    backend = make_backend(config, scorer)
+    method = make_method(config, scorer)
     callbacks = [
         MetricsJsonlCallback(out / "metrics.jsonl", resumed_at=_step_of(resume)),
         FinalCheckpointCallback(),
     ]
     if config.eval_every:
         callbacks.append(EvalEveryCallback(config, evaluate_checkpoint))
-    trainer = BackendGRPOTrainer(
+    trainer = MethodGRPOTrainer(
         model=config.model,
         args=args,
         train_dataset=Dataset.from_list(rows),
-        backend=backend,
+        method=method,
         callbacks=callbacks,
     )
     trainer.train(resume_from_checkpoint=resume)

@@ -1,10 +1,10 @@
-"""`BackendGRPOTrainer`: TRL's `GRPOTrainer` with the batch built by a method backend.
+"""`MethodGRPOTrainer`: TRL's `GRPOTrainer` with the batch built by a training method.
 
 Only `_generate_and_score_completions` is replaced (the route TRL's maintainers endorse,
-huggingface/trl#4525): the backend makes, scores and normalises the rollouts, and the trainer hands
+huggingface/trl#4525): the method makes, scores and normalises the rollouts, and the trainer hands
 TRL's loss the exact dict it consumes (`CONSUMED_KEYS`; a contract test pins it). TRL's loss, its
 `loss_type`s, clipping, KL, vLLM importance sampling, optimisation, DDP/DeepSpeed and checkpointing are
-used as they are. Backend state is saved in each checkpoint (`backend_state.pt`) and restored on resume.
+used as they are. Method state is saved in each checkpoint (`method_state.pt`) and restored on resume.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
 from trl.trainer.utils import pad
 
-from trainers.backend import Backend, Batch
 from trainers.engine import make_engine
 from trainers.masks import completion_mask as make_completion_mask
 from trainers.masks import mask_truncated
+from trainers.method import Batch, Method
 from trainers.rollout import Rollout
 
-BACKEND_STATE = "backend_state.pt"
-# What TRL 1.16's `_compute_loss` reads from a batch (tests/training/test_trl_contract.py checks it)
+METHOD_STATE = "method_state.pt"
+OLD_METHOD_STATE = "backend_state.pt"  # its name in checkpoints from before the backend -> method rename
+# What TRL 1.16's `_compute_loss` reads from a batch (tests/training/test_trainer_core.py checks it)
 CONSUMED_KEYS = (
     "prompt_ids",
     "prompt_mask",
@@ -46,18 +47,18 @@ CONSUMED_KEYS = (
 )
 
 
-def _scoring_is_the_backends(*args: Any, **kwargs: Any) -> list[float]:
-    raise RuntimeError("BackendGRPOTrainer scores through its backend; TRL's reward functions are not called")
+def _scoring_is_the_methods(*args: Any, **kwargs: Any) -> list[float]:
+    raise RuntimeError("MethodGRPOTrainer scores through its method; TRL's reward functions are not called")
 
 
-class BackendGRPOTrainer(GRPOTrainer):
-    """`GRPOTrainer(model, args=..., train_dataset=..., backend=...)`; dataset rows seed the backend."""
+class MethodGRPOTrainer(GRPOTrainer):
+    """`MethodGRPOTrainer(model, args=..., train_dataset=..., method=...)`; dataset rows seed the method."""
 
-    def __init__(self, *args: Any, backend: Backend, **kwargs: Any):
+    def __init__(self, *args: Any, method: Method, **kwargs: Any):
         if kwargs.get("reward_funcs") is not None:
-            raise ValueError("pass rewards through the backend, not reward_funcs")
-        super().__init__(*args, reward_funcs=[_scoring_is_the_backends], **kwargs)
-        self.backend = backend
+            raise ValueError("pass rewards through the method, not reward_funcs")
+        super().__init__(*args, reward_funcs=[_scoring_is_the_methods], **kwargs)
+        self.method = method
         self.engine = make_engine(self)
 
     # --- the batch -------------------------------------------------------------------------------
@@ -65,23 +66,23 @@ class BackendGRPOTrainer(GRPOTrainer):
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         mode = "train" if self.model.training else "eval"
         group_size = self.num_generations if mode == "train" else self.num_generations_eval
-        local = self.backend.rollout(inputs[::group_size], self.engine)
+        local = self.method.rollout(inputs[::group_size], self.engine)
         if not local:
             raise ValueError(
-                f"backend {self.backend.name!r} returned no rollouts; return at least one (rollouts that "
+                f"method {self.method.name!r} returned no rollouts; return at least one (rollouts that "
                 "must not be trained this step can be marked trainable=False)"
             )
         rank = self.accelerator.process_index
         local = [replace(r, group=f"{rank}/{r.group}") for r in local]  # groups never span processes
-        local_rewards = self.backend.score(local)
+        local_rewards = self.method.score(local)
         if local_rewards.shape != (len(local),) or not torch.isfinite(local_rewards).all():
             raise ValueError(
-                f"backend {self.backend.name!r} must return {len(local)} finite rewards, got {local_rewards}"
+                f"method {self.method.name!r} must return {len(local)} finite rewards, got {local_rewards}"
             )
         per_process = gather_object([(local, local_rewards.tolist())])
         rollouts = [r for part, _ in per_process for r in part]
         rewards = torch.tensor([v for _, values in per_process for v in values], dtype=torch.float32)
-        advantages = self.backend.advantages(rollouts, rewards)
+        advantages = self.method.advantages(rollouts, rewards)
         start = sum(len(part) for part, _ in per_process[:rank])
         mine = range(start, start + len(local))
         self._log_step(mode, rollouts, rewards, advantages)
@@ -130,12 +131,12 @@ class BackendGRPOTrainer(GRPOTrainer):
             return logps, entropies
 
         batch = Batch(rollouts, rewards, prompt_ids, prompt_mask, completion_ids, completion_mask, policy)
-        weights = self.backend.advantage_weights(batch)
+        weights = self.method.advantage_weights(batch)
         if weights is not None:
             advantages = (advantages.unsqueeze(1) if advantages.dim() == 1 else advantages) * weights.to(
                 device
             )
-        token_mask = self.backend.loss_mask(batch)
+        token_mask = self.method.loss_mask(batch)
         loss_mask = completion_mask if token_mask is None else completion_mask * token_mask.to(device)
         out = {
             "prompt_ids": prompt_ids,
@@ -178,7 +179,7 @@ class BackendGRPOTrainer(GRPOTrainer):
         self, input_ids: Tensor, attention_mask: Tensor, width: int, batch_size: int
     ) -> Tensor:
         if self.ref_model is None:
-            raise ValueError("beta > 0 with a PEFT model is not supported by BackendGRPOTrainer; use beta=0")
+            raise ValueError("beta > 0 with a PEFT model is not supported by MethodGRPOTrainer; use beta=0")
         logps, _, _ = self._get_per_token_logps_and_entropies(
             self.ref_model, input_ids, attention_mask, width, batch_size=batch_size
         )
@@ -224,42 +225,49 @@ class BackendGRPOTrainer(GRPOTrainer):
             advantages = (advantages.abs() * real).sum(1) / real.sum(1).clamp(min=1)
         metrics["advantages/abs_mean"].append(advantages.abs().mean().item())
         metrics["rollouts/untrainable"].append(float(sum(not r.trainable for r in rollouts)))
-        for key, value in self.backend.metrics(rollouts, rewards).items():
+        for key, value in self.method.metrics(rollouts, rewards).items():
             metrics[key].append(float(value))
         if mode == "train":
             tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in trained)
             self.state.num_input_tokens_seen += tokens
         metrics["num_tokens"] = [self.state.num_input_tokens_seen]
 
-    # --- backend state in checkpoints ----------------------------------------------------------------
+    # --- method state in checkpoints -----------------------------------------------------------------
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
-        """Each process saves its own backend state: pools and buffers differ between ranks."""
+        """Each process saves its own method state: pools and buffers differ between ranks."""
         super()._save_checkpoint(model, trial)
         folder = os.path.join(
             self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
         )
         os.makedirs(folder, exist_ok=True)
         torch.save(
-            self.backend.state_dict(),
-            os.path.join(folder, backend_state_file(self.accelerator.process_index)),
+            self.method.state_dict(),
+            os.path.join(folder, method_state_file(self.accelerator.process_index)),
         )
 
     def _load_optimizer_and_scheduler(self, checkpoint: str | None) -> None:
         super()._load_optimizer_and_scheduler(checkpoint)
         if checkpoint is not None:
-            path = os.path.join(checkpoint, backend_state_file(self.accelerator.process_index))
+            path = method_state_path(checkpoint, self.accelerator.process_index)
             if not os.path.isfile(path):
                 raise FileNotFoundError(
                     f"{path} is missing: the checkpoint was not written by this trainer "
                     "with this number of processes"
                 )
-            self.backend.load_state_dict(torch.load(path, weights_only=False))
+            self.method.load_state_dict(torch.load(path, weights_only=False))
 
 
-def backend_state_file(rank: int) -> str:
-    """`backend_state.pt` for process 0, `backend_state-rank{r}.pt` for the others."""
-    return BACKEND_STATE if rank == 0 else BACKEND_STATE.replace(".pt", f"-rank{rank}.pt")
+def method_state_file(rank: int, name: str = METHOD_STATE) -> str:
+    """`method_state.pt` for process 0, `method_state-rank{r}.pt` for the others."""
+    return name if rank == 0 else name.replace(".pt", f"-rank{rank}.pt")
+
+
+def method_state_path(checkpoint: str, rank: int) -> str:
+    """A process's method state in `checkpoint`; older checkpoints have it under `OLD_METHOD_STATE`."""
+    path = os.path.join(checkpoint, method_state_file(rank))
+    old = os.path.join(checkpoint, method_state_file(rank, OLD_METHOD_STATE))
+    return old if not os.path.isfile(path) and os.path.isfile(old) else path
 
 
 def _fit_rows(rows: list[int], budget: int, step: int, filler: int) -> tuple[list[int], Tensor]:

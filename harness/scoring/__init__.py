@@ -1,14 +1,19 @@
-"""Scorers by name. A scorer has `name`, `version` and `score(answers, golds[, previous]) -> (index, Score)`.
+"""Scorers by name; every scorer follows `base.Scorer` (`name`, `version`, `score(answers, golds, previous)`).
 
 Rule scorers: math, code, choice, cem, numeric; `lm-eval:TASK` scores with an lm-eval task's own
-filters and process_results. `judge` is an LLM judge alone; `cem+judge`,
-`numeric+judge` and `choice+judge` are max(rule, judge). Scorers that take `previous` (the details
-of each sample's earlier score) reuse work already done, such as judge verdicts.
+filters and process_results. `judge` is an LLM judge alone; `cem+judge`, `numeric+judge` and
+`choice+judge` are max(rule, judge) (cascade.py). `previous` (the details of each sample's earlier
+score) lets a scorer reuse work already done, such as judge verdicts; the others ignore it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from harness import HarnessError
+from harness.scoring.base import Scorer
+from harness.scoring.cascade import RuleThenJudge
 from harness.scoring.cem import CEMScorer
 from harness.scoring.choice import ChoiceScorer
 from harness.scoring.code import CodeScorer
@@ -17,9 +22,53 @@ from harness.scoring.lmeval import PREFIX as LM_EVAL
 from harness.scoring.lmeval import LMEvalScorer
 from harness.scoring.math import MathScorer
 from harness.scoring.numeric import DEFAULT_RTOL, NumericScorer
+from harness.scoring.rules import RuleScorer
 
-RULES = {"choice": ChoiceScorer, "cem": CEMScorer, "numeric": NumericScorer}
-NAMES = ("math", "code", *RULES, "judge", *(f"{r}+judge" for r in RULES))
+__all__ = ["NAMES", "SCORERS", "JudgeConfig", "JudgeScorer", "RuleThenJudge", "Scorer", "get_scorer"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """`get_scorer`'s options, for the factories (each takes the ones it needs)."""
+
+    name: str
+    timeout: float | None
+    workers: int | None
+    rtol: float
+    judge: JudgeConfig | None
+    persistent: bool
+
+    def pool(self) -> dict:
+        """The time limit and worker count the caller chose (the scorer's own defaults otherwise)."""
+        return {k: v for k, v in (("timeout", self.timeout), ("workers", self.workers)) if v is not None}
+
+    def judge_scorer(self) -> JudgeScorer:
+        if self.judge is None:
+            raise HarnessError(
+                f"scorer {self.name!r} needs a judge: pass --judge-model (and --judge-base-url)"
+            )
+        return JudgeScorer(self.judge)
+
+
+RULES: dict[str, Callable[[Options], RuleScorer]] = {
+    "choice": lambda o: ChoiceScorer(),
+    "cem": lambda o: CEMScorer(),
+    "numeric": lambda o: NumericScorer(o.rtol),
+}
+
+
+def _rule_then_judge(rule: str) -> Callable[[Options], Scorer]:
+    return lambda o: RuleThenJudge(RULES[rule](o), o.judge_scorer())
+
+
+SCORERS: dict[str, Callable[[Options], Scorer]] = {
+    "math": lambda o: MathScorer(**o.pool(), persistent=o.persistent),
+    "code": lambda o: CodeScorer(**o.pool()),
+    **RULES,
+    "judge": Options.judge_scorer,
+    **{f"{rule}+judge": _rule_then_judge(rule) for rule in RULES},
+}
+NAMES = tuple(SCORERS)  # and lm-eval:TASK for any lm-eval generate_until task
 
 
 def get_scorer(
@@ -31,27 +80,10 @@ def get_scorer(
     judge: JudgeConfig | None = None,
     lm_eval_include_path: str | None = None,
     persistent: bool = False,
-):
+) -> Scorer:
     """`persistent` keeps the math scorer's worker processes alive between calls (training)."""
     if name.startswith(LM_EVAL):
         return LMEvalScorer(name.removeprefix(LM_EVAL), lm_eval_include_path)
-    options = {k: v for k, v in (("timeout", timeout), ("workers", workers)) if v is not None}
-    if name == "math":
-        return MathScorer(**options, persistent=persistent)
-    if name == "code":
-        return CodeScorer(**options)
-    rule_name, judged = name.removesuffix("+judge"), name == "judge" or name.endswith("+judge")
-    if name not in NAMES:
+    if name not in SCORERS:
         raise HarnessError(f"unknown scorer {name!r}; available: {', '.join(NAMES)}")
-    rule = None
-    if rule_name in RULES:
-        rule = NumericScorer(rtol) if rule_name == "numeric" else RULES[rule_name]()
-    if not judged:
-        return rule
-    if judge is None:
-        raise HarnessError(f"scorer {name!r} needs a judge: pass --judge-model (and --judge-base-url)")
-    return JudgeScorer(judge, rule)
-
-
-def takes_previous(scorer) -> bool:
-    return isinstance(scorer, JudgeScorer)
+    return SCORERS[name](Options(name, timeout, workers, rtol, judge, persistent))

@@ -10,7 +10,6 @@ timeout, memory or error; only pass scores 1.
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import json
 import os
@@ -18,31 +17,18 @@ import pickle
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any
 
 from harness import sandbox
 from harness.sandbox import CallFailed, Limits, Served, Verdict, run_program, run_tests
 from harness.sandbox.jobs import failed
 from harness.scoring.extract import function_code, last_code_block
 from harness.scoring.outputs import as_lists, stdout_matches
+from harness.scoring.verdicts import verdict_score
 from harness.types import Score
 
 RULES_VERSION = "1"
 LCB_TEST_SECONDS = 6.0  # LiveCodeBench's per-test limit
 TESTS_SECONDS = 20.0  # a whole `tests` check
-
-
-def verdict_score(verdict: Verdict, code: str | None, **details: Any) -> Score:
-    return Score(
-        value=1.0 if verdict.passed else 0.0,
-        extracted=code,
-        canonical=hashlib.sha256(code.encode()).hexdigest()[:16] if code is not None else None,
-        details={
-            "verdict": verdict.status,
-            **({"reason": verdict.reason} if verdict.reason else {}),
-            **details,
-        },
-    )
 
 
 class _TextOnly(pickle.Unpickler):
@@ -119,9 +105,11 @@ Checker = Callable[[str, dict, Limits], Score]
 
 
 def _checkers() -> dict[str, Checker]:
-    from harness.scoring import cruxeval, evalplus
+    """Every kind's checker; evalplus and cruxeval load here, not with the module (numpy, evalplus)."""
+    from harness.scoring.cruxeval import check as check_cruxeval
+    from harness.scoring.evalplus import check as check_evalplus
 
-    return {"lcb": check_lcb, "tests": check_tests, "evalplus": evalplus.check, "cruxeval": cruxeval.check}
+    return {"lcb": check_lcb, "tests": check_tests, "evalplus": check_evalplus, "cruxeval": check_cruxeval}
 
 
 class CodeScorer:
@@ -142,7 +130,12 @@ class CodeScorer:
         wall = self.timeout or {"lcb": LCB_TEST_SECONDS, "tests": TESTS_SECONDS}.get(kind, 10.0)
         return Limits(wall=wall, cpu=wall)
 
-    def score(self, answers: Sequence[str | None], golds: Sequence[str]) -> Iterator[tuple[int, Score]]:
+    def score(
+        self,
+        answers: Sequence[str | None],
+        golds: Sequence[str],
+        previous: Sequence[dict | None] | None = None,
+    ) -> Iterator[tuple[int, Score]]:
         """Yield (index, Score) as checks finish; a check that breaks is an `error` verdict."""
         with ThreadPoolExecutor(self.workers) as pool:
             futures = {

@@ -24,6 +24,7 @@ from evalplus.eval import _special_oracle as oracle
 from harness.sandbox import CallFailed, Limits, Served, Verdict
 from harness.sandbox.codec import decode
 from harness.scoring.extract import function_code
+from harness.scoring.verdicts import verdict_score
 from harness.types import Score
 
 TASK_SECONDS = 60.0  # evalplus's per-task cap (EVALPLUS_TIMEOUT_PER_TASK)
@@ -152,8 +153,6 @@ def run_candidate(code: str, gold: dict) -> tuple[Verdict, Verdict]:
 
 
 def check(answer: str, gold: dict, limits: Limits) -> Score:  # noqa: ARG001 - limits come from the ground truth
-    from harness.scoring.code import verdict_score
-
     entry = gold["entry_point"]
     code = function_code(answer, entry)
     if code is None:

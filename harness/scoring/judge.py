@@ -8,23 +8,22 @@ is `invalid`. With `repeats` > 1 the decision is the majority of the valid verdi
 with none valid it is `unparsable` and scores 0. Every verdict, with the judge's raw text, goes into
 the score's details under a key that hashes the judge's settings and prompt, so rescoring reuses it.
 
-`JudgeScorer(config)` judges whole answers; `JudgeScorer(config, rule)` is the cascade
-max(rule, judge): the judge is only called where the rule scores 0, and is shown the rule's
-extracted answer ("None" when it extracted nothing, as in SPELL's code).
+`JudgeScorer(config)` judges whole answers; `RuleThenJudge(rule, judge)` (cascade.py) is the
+cascade max(rule, judge).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.backends import EngineConfig
-from harness.scoring.rules import RuleScorer, no_answer, parse_gold
+from harness.backends import EngineConfig, check_engine, make_backend
+from harness.scoring.rules import Gold, no_answer, parse_gold
 from harness.settings import setting
 from harness.types import Request, Score
 
@@ -48,7 +47,7 @@ Please proceed with the evaluation."""  # noqa: E501 - the prompt's own lines
 PROMPTS = {"spell-v1": SPELL_V1}
 FIELD = re.compile(r"\{(question|prediction|gold)\}")
 RAW_KEPT = 4000  # characters of each raw judge reply kept in the details
-RETRIES = 5  # per judge request (openai backend: 429, 5xx, timeouts)
+JUDGE_FLAG = re.compile(r"--(?!judge-)(?=[a-z])")  # an engine option, as the judge's CLI spells it
 
 
 @dataclass(frozen=True)
@@ -128,22 +127,24 @@ def decide(verdicts: Sequence[str]) -> str:
 
 
 class JudgeScorer:
-    """LLM judge scores, alone or as max(rule, judge); the judge backend starts on first need."""
+    """LLM judge scores of whole answers; the judge's engine starts on first need.
 
-    def __init__(self, config: JudgeConfig, rule: RuleScorer | None = None):
+    `verdicts` judges given predictions, for scorers that choose what the judge is shown (the
+    max(rule, judge) cascade in cascade.py shows it a rule's extracted answer)."""
+
+    name = "judge"
+
+    def __init__(self, config: JudgeConfig):
         if config.repeats < 1:
             raise HarnessError("--judge-repeats must be at least 1")
         self.config = config
-        self.rule = rule
         self.template = config.template
-        self.name = f"{rule.name}+judge" if rule else "judge"
 
     @property
     def version(self) -> str:
         c = self.config
         judge = f"judge-{Path(c.prompt).name if c.prompt not in PROMPTS else c.prompt}-{c.prompt_sha[:8]}"
-        judge += f"+{c.model}+r{c.repeats}+t{c.temperature:g}+m{c.max_tokens}"
-        return f"max({self.rule.version},{judge})" if self.rule else judge
+        return judge + f"+{c.model}+r{c.repeats}+t{c.temperature:g}+m{c.max_tokens}"
 
     def score(
         self,
@@ -152,23 +153,26 @@ class JudgeScorer:
         previous: Sequence[dict | None] | None = None,
     ) -> Iterator[tuple[int, Score]]:
         previous = previous or [None] * len(answers)
-        asks: dict[str, tuple[str, list[tuple[int, Score | None, str]]]] = {}  # key: prompt, waiting
-        for i, (answer, gold_text) in enumerate(zip(answers, golds, strict=True)):
+        asks: list[tuple[int, str, Gold, dict | None]] = []
+        for i, (answer, gold) in enumerate(zip(answers, golds, strict=True)):
             missing = no_answer(answer)
             if missing is not None:
                 yield i, missing
                 continue
-            gold = parse_gold(gold_text)
-            ruled = self.rule.check(answer, gold) if self.rule else None
-            if ruled is not None and ruled.value >= 1.0:
-                yield (
-                    i,
-                    Score(
-                        ruled.value, ruled.extracted, ruled.canonical, {**ruled.details, "rule": ruled.value}
-                    ),
-                )
-                continue
-            prediction = (self.rule.prediction(answer) if self.rule else answer) or "None"
+            asks.append((i, answer, parse_gold(gold), previous[i]))
+        predictions = {i: prediction for i, prediction, _, _ in asks}
+        for i, judged in self.verdicts(asks):
+            yield (
+                i,
+                Score(1.0 if judged["decision"] == "yes" else 0.0, predictions[i], None, {"judge": judged}),
+            )
+
+    def verdicts(self, asks: Iterable[tuple[int, str, Gold, dict | None]]) -> Iterator[tuple[int, dict]]:
+        """The judge's verdicts on (index, prediction, gold, the sample's earlier score details):
+        yields (index, verdicts) reused from the earlier details when the judge and prompt are the
+        same, then asks the judge for the rest (once per distinct prompt)."""
+        waiting: dict[str, tuple[str, list[int]]] = {}  # key: prompt, indexes
+        for i, prediction, gold, earlier_details in asks:
             values = {
                 "question": gold.question or "",
                 "prediction": prediction,
@@ -176,26 +180,18 @@ class JudgeScorer:
             }
             prompt = FIELD.sub(lambda m, values=values: values[m.group(1)], self.template)
             key = self._key(prompt)
-            earlier = (previous[i] or {}).get("judge")
+            earlier = (earlier_details or {}).get("judge")
             if isinstance(earlier, dict) and earlier.get("key") == key:
-                yield i, self._score(ruled, prediction, earlier)
+                yield i, earlier
                 continue
-            asks.setdefault(key, (prompt, []))[1].append((i, ruled, prediction))
-        if asks:
-            yield from self._ask(asks)
+            waiting.setdefault(key, (prompt, []))[1].append(i)
+        if waiting:
+            yield from self._ask(waiting)
 
     def _key(self, prompt: str) -> str:
         return hashlib.sha256(repr((sorted(self.config.identity().items()), prompt)).encode()).hexdigest()
 
-    def _score(self, ruled: Score | None, prediction: str, judged: dict) -> Score:
-        value = 1.0 if judged["decision"] == "yes" else 0.0
-        details = {"judge": judged}
-        if ruled is not None:
-            details = {**ruled.details, "rule": ruled.value, **details}
-            return Score(max(ruled.value, value), ruled.extracted, ruled.canonical, details)
-        return Score(value, prediction, None, details)
-
-    def _ask(self, asks: dict) -> Iterator[tuple[int, Score]]:
+    def _ask(self, waiting: dict[str, tuple[str, list[int]]]) -> Iterator[tuple[int, dict]]:
         c = self.config
         requests = [
             Request(
@@ -208,10 +204,10 @@ class JudgeScorer:
                 1.0,
                 c.max_tokens,
             )
-            for key, (prompt, _) in asks.items()
+            for key, (prompt, _) in waiting.items()
             for r in range(c.repeats)
         ]
-        replies: dict[str, list[str | None]] = {key: [None] * c.repeats for key in asks}
+        replies: dict[str, list[str | None]] = {key: [None] * c.repeats for key in waiting}
         backend = self._backend()
         try:
             for batch in backend.generate(requests):
@@ -227,23 +223,15 @@ class JudgeScorer:
                             "decision": decide(verdicts),
                             "raw": [t[-RAW_KEPT:] for t in texts],
                         }
-                        for i, ruled, prediction in asks[key][1]:
-                            yield i, self._score(ruled, prediction, judged)
+                        for i in waiting[key][1]:
+                            yield i, judged
         finally:
             backend.close()
 
     def _backend(self):
-        from harness.evaluate import EvalConfig, check_backend_options, make_backend
-
-        cfg = EvalConfig(
-            benchmarks=(),
-            model=self.config.model,
-            backend=self.config.backend,
-            base_url=self.config.base_url,
-            max_retries=RETRIES,
-        )
+        """The judge's own engine, its option errors naming the --judge-... flags."""
         try:
-            check_backend_options(cfg)
+            check_engine(self.config.engine)
         except HarnessError as e:
-            raise HarnessError(f"judge: {e}".replace("--base-url", "--judge-base-url")) from None
-        return make_backend(cfg)
+            raise HarnessError(f"judge: {JUDGE_FLAG.sub('--judge-', str(e))}") from None
+        return make_backend(self.config.engine)

@@ -147,7 +147,12 @@ class LMEvalScorer:
             ensemble.apply(instances)
         return [instance.filtered_resps for instance in instances]
 
-    def score(self, answers: Sequence[str | None], golds: Sequence[str]) -> Iterator[tuple[int, Score]]:
+    def score(
+        self,
+        answers: Sequence[str | None],
+        golds: Sequence[str],
+        previous: Sequence[dict | None] | None = None,
+    ) -> Iterator[tuple[int, Score]]:
         """A missing answer (an unclosed think block) is scored as the empty response."""
         filtered = self.filtered([a or "" for a in answers], golds)
         for i, (answer, gold_text, by_filter) in enumerate(zip(answers, golds, filtered, strict=True)):

@@ -46,8 +46,10 @@ def as_integer(text: str) -> int | None:
     return int(text.split(".")[0])
 
 
-def judge(payload: tuple[str, str]) -> dict:
-    """Score one (answer text, gold) pair. Runs inside a pool worker; may be killed at any point."""
+def verify_pair(payload: tuple[str, str]) -> dict:
+    """Decide whether one answer text matches its gold (math-verify, after the integer fast path).
+
+    Runs inside a pool worker; may be killed at any point."""
     import logging
 
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
@@ -100,7 +102,7 @@ def _verdict(correct: bool, extracted: str, canonical: str, method: str, source:
 
 
 class MathScorer:
-    """Judges final math answers; `score` runs `judge` in a pool with a per-call time limit.
+    """Judges final math answers; `score` runs `verify_pair` in a pool with a per-call time limit.
 
     `persistent=True` keeps the pool's workers between `score` calls (a trainer scores every step).
     """
@@ -112,7 +114,7 @@ class MathScorer:
     ):
         self.timeout = timeout
         self.workers = workers or min(4, os.cpu_count() or 1)
-        self.pool = TimeoutPool(judge, timeout=timeout, workers=self.workers) if persistent else None
+        self.pool = TimeoutPool(verify_pair, timeout=timeout, workers=self.workers) if persistent else None
 
     @property
     def version(self) -> str:
@@ -121,7 +123,12 @@ class MathScorer:
             f"+latex2sympy2_extended-{version('latex2sympy2_extended')}"
         )
 
-    def score(self, answers: Sequence[str | None], golds: Sequence[str]) -> Iterator[tuple[int, Score]]:
+    def score(
+        self,
+        answers: Sequence[str | None],
+        golds: Sequence[str],
+        previous: Sequence[dict | None] | None = None,
+    ) -> Iterator[tuple[int, Score]]:
         """Yield (index, Score) in completion order; None or blank answers are wrong without a call."""
         calls = []
         for i, (answer, gold) in enumerate(zip(answers, golds, strict=True)):
@@ -134,7 +141,7 @@ class MathScorer:
         if self.pool is not None:
             results = self.pool.map(payloads)
         else:
-            results = map_with_timeout(judge, payloads, timeout=self.timeout, workers=self.workers)
+            results = map_with_timeout(verify_pair, payloads, timeout=self.timeout, workers=self.workers)
         for j, result in results:
             index = calls[j][0]
             if isinstance(result, dict):

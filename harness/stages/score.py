@@ -1,82 +1,139 @@
-"""The score and aggregate stages, shared by `eval`, `score RUN_DIR` and `score --generations`."""
+"""The score and aggregate stages, shared by `eval`, `score RUN_DIR` and `score --generations`.
+
+`ScoreStream` scores generations while the engine makes more; `score_run` scores whatever is left
+(everything, when rescoring) and `finalize` writes the canonical files and results.json.
+"""
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness import HarnessError
 from harness.metrics import Outcome, aggregate
-from harness.progress import console, progress_bar
-from harness.scoring import JudgeConfig, get_scorer, takes_previous
+from harness.progress import progress_bar
+from harness.scoring import Scorer, get_scorer
+from harness.scoring.judge import JudgeConfig
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
-from harness.thinking import split_thinking
-from harness.types import Completion
 
 SCORE_FLUSH_EVERY = 64
 
 
-def generation_record(
-    benchmark: str,
-    item_id: str,
-    sample_idx: int,
-    text: str,
+def make_scorers(
+    info: dict,
     *,
-    seed: int | None = None,
-    prompt_hash: str | None = None,
-    prompt_tokens: int | None = None,
-    completion_tokens: int | None = None,
-    finish_reason: str | None = None,
-    think_opened: bool = False,
-) -> dict[str, Any]:
-    split = split_thinking(text, think_opened)
-    return {
-        "benchmark": benchmark,
-        "item_id": item_id,
-        "sample_idx": sample_idx,
-        "seed": seed,
-        "prompt_hash": prompt_hash,
-        "text": text,
-        "reasoning": split.reasoning,
-        "answer": split.answer,
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "finish_reason": finish_reason,
-        "truncated": None if finish_reason is None else finish_reason == "length",
-        "unclosed_think": split.unclosed_think,
-    }
-
-
-def completion_record(c: Completion) -> dict[str, Any]:
-    r = c.request
-    record = generation_record(
-        r.benchmark,
-        r.item_id,
-        r.sample_idx,
-        c.text,
-        seed=r.seed,
-        prompt_hash=c.prompt_hash,
-        prompt_tokens=c.prompt_tokens,
-        completion_tokens=c.completion_tokens,
-        finish_reason=c.finish_reason,
-        think_opened=c.think_opened,
-    )
-    if c.prompt_cut_from is not None:
-        record["prompt_cut_from"] = c.prompt_cut_from  # the prompt was cut in the middle to prompt_tokens
-    return record
-
-
-def make_scorers(info: dict, timeout=None, workers=None, judge_base_url: str | None = None) -> dict:
-    """Each benchmark's scorer as the run's config declares it (judge settings included)."""
+    timeout: float | None = None,
+    workers: int | None = None,
+    judge_engine: dict[str, Any] | None = None,
+    persistent: bool = False,
+) -> dict[str, Scorer]:
+    """Each benchmark's scorer as the run's config declares it. The judge is the run's own; only where
+    and how its engine runs (`judge_engine`: base_url, parallelism...) may change."""
     config = info["config"]
     judge = None
     if "judge" in config:
-        settings = {k: v for k, v in config["judge"].items() if k != "prompt_sha256"}
-        judge = JudgeConfig(**settings, base_url=judge_base_url or info.get("judge_base_url"))
+        identity = {k: v for k, v in config["judge"].items() if k != "prompt_sha256"}
+        judge = JudgeConfig.from_settings(
+            {**identity, "base_url": info.get("judge_base_url"), **(judge_engine or {})}
+        )
         if judge.prompt_sha != config["judge"]["prompt_sha256"]:
             raise HarnessError(f"the judge prompt {judge.prompt!r} changed since this run was made")
     options = {"timeout": timeout, "workers": workers, "judge": judge, **config.get("scoring", {})}
-    return {b: get_scorer(name, **options) for b, name in config["scorers"].items()}
+    return {b: get_scorer(name, persistent=persistent, **options) for b, name in config["scorers"].items()}
+
+
+def score_into(
+    run: RunDir,
+    scorer: Scorer,
+    generations: Sequence[dict],
+    golds: dict[str, str],
+    previous: Sequence[dict | None] | None = None,
+    on_scored: Callable[[int], None] = lambda n: None,
+) -> None:
+    """Score one benchmark's generations and append their score records as they come (64 at a time).
+
+    A scorer that fails half-way (a dead judge) keeps what it finished."""
+    answers = [g["answer"] for g in generations]
+    buffer = []
+    try:
+        for i, score in scorer.score(answers, [golds[g["item_id"]] for g in generations], previous):
+            g = generations[i]
+            buffer.append(
+                {
+                    "benchmark": g["benchmark"],
+                    "item_id": g["item_id"],
+                    "sample_idx": g["sample_idx"],
+                    "value": score.value,
+                    "extracted": score.extracted,
+                    "canonical": score.canonical,
+                    "scorer": scorer.version,
+                    "details": score.details,
+                }
+            )
+            on_scored(1)
+            if len(buffer) >= SCORE_FLUSH_EVERY:
+                run.append(SCORES, buffer)
+                buffer = []
+    finally:
+        run.append(SCORES, buffer)
+
+
+class ScoreStream:
+    """Scores each batch of generations while the engine generates the next, in a thread of its own.
+
+    Benchmarks an LLM judges wait for `score_run`, so that their judge engine starts once, after the
+    model's. A batch whose scorer fails is left unscored: `score_run` scores it again and reports."""
+
+    def __init__(self, run: RunDir, *, timeout=None, workers=None, on_scored: Callable[[int], None]):
+        info = run.read_json(RUN)
+        self.run, self.golds, self.on_scored = run, info["answers"], on_scored
+        self.scorers = {
+            b: get_scorer(
+                name, timeout=timeout, workers=workers, persistent=True, **info["config"].get("scoring", {})
+            )
+            for b, name in info["config"]["scorers"].items()
+            if not name.endswith("judge")
+        }
+        self.batches: queue.Queue[list[dict] | None] = queue.Queue()
+        self.failed = False
+        self.thread = threading.Thread(target=self._work, name="score-stream", daemon=True)
+        self.thread.start()
+
+    def streams(self, benchmark: str) -> bool:
+        return benchmark in self.scorers
+
+    def submit(self, records: list[dict]) -> None:
+        self.batches.put(records)
+
+    def close(self) -> None:
+        """Score what was submitted, then stop the thread and the scorers' workers."""
+        self.batches.put(None)
+        self.thread.join()
+        for scorer in self.scorers.values():
+            scorer.close()
+
+    def _work(self) -> None:
+        while (records := self.batches.get()) is not None:
+            by_benchmark: dict[str, list[dict]] = defaultdict(list)
+            for r in records:
+                if r["benchmark"] in self.scorers:
+                    by_benchmark[r["benchmark"]].append(r)
+            for benchmark, generations in by_benchmark.items():
+                if self.failed:
+                    return
+                try:
+                    score_into(
+                        self.run,
+                        self.scorers[benchmark],
+                        generations,
+                        self.golds[benchmark],
+                        on_scored=self.on_scored,
+                    )
+                except Exception:  # score_run scores the rest again and reports the error
+                    self.failed = True
 
 
 def score_run(
@@ -85,13 +142,13 @@ def score_run(
     force: bool = False,
     timeout: float | None = None,
     workers: int | None = None,
-    judge_base_url: str | None = None,
+    judge_engine: dict[str, Any] | None = None,
 ) -> dict:
     """Score what is not scored yet (everything with `force`), then write canonical files and results.
 
     Scorers that reuse earlier work (judge verdicts) get each sample's previous score details."""
     info = run.read_json(RUN)
-    scorers = make_scorers(info, timeout, workers, judge_base_url)
+    scorers = make_scorers(info, timeout=timeout, workers=workers, judge_engine=judge_engine)
     versions = {b: s.version for b, s in scorers.items()}
     generations = _unique(run.records(GENERATIONS))
     earlier = {record_key(r): r["details"] for r in run.records(SCORES)}
@@ -109,33 +166,15 @@ def score_run(
         with progress_bar() as bar:
             task = bar.add_task("scoring", total=total)
             for benchmark, gens in todo.items():
-                golds = info["answers"][benchmark]
-                scorer = scorers[benchmark]
-                args = [[g["answer"] for g in gens], [golds[g["item_id"]] for g in gens]]
-                if takes_previous(scorer):
-                    args.append([earlier.get(record_key(g)) for g in gens])
-                buffer = []
-                try:
-                    for i, score in scorer.score(*args):
-                        g = gens[i]
-                        buffer.append(
-                            {
-                                "benchmark": benchmark,
-                                "item_id": g["item_id"],
-                                "sample_idx": g["sample_idx"],
-                                "value": score.value,
-                                "extracted": score.extracted,
-                                "canonical": score.canonical,
-                                "scorer": versions[benchmark],
-                                "details": score.details,
-                            }
-                        )
-                        bar.advance(task)
-                        if len(buffer) >= SCORE_FLUSH_EVERY:
-                            run.append(SCORES, buffer)
-                            buffer = []
-                finally:  # a scorer that fails half-way (a dead judge) keeps what it finished
-                    run.append(SCORES, buffer)
+                previous = [earlier.get(record_key(g)) for g in gens]
+                score_into(
+                    run,
+                    scorers[benchmark],
+                    gens,
+                    info["answers"][benchmark],
+                    previous,
+                    on_scored=lambda n: bar.advance(task, n),
+                )
     return finalize(run, info, versions)
 
 
@@ -201,44 +240,3 @@ def _unique(records: list[dict]) -> list[dict]:
     for r in records:
         seen.setdefault(record_key(r), r)
     return list(seen.values())
-
-
-def print_summary(results: dict, title: str) -> None:
-    """Percentages per benchmark: avg@N with its 95% CI, pass@N, maj@N, and the sample-level rates."""
-    from rich.table import Table
-
-    table = Table(title=title)
-    for column in (
-        "benchmark",
-        "items",
-        "n",
-        "avg@n [95% CI]",
-        "pass@n",
-        "maj@n",
-        "trunc",
-        "unextr",
-        "tokens",
-    ):
-        table.add_column(column, no_wrap=True)
-    for benchmark, m in results.items():
-        avg = next((k for k in m if k.startswith("avg@")), None)
-        if avg is None:
-            continue
-        n = avg.split("@")[1]
-        low, high = m["ci95"]
-        table.add_row(
-            benchmark,
-            str(m["n_items"]),
-            n,
-            f"{100 * m[avg]:.1f} [{100 * low:.1f}, {100 * high:.1f}]",
-            _pct(m.get(f"pass@{n}")),
-            _pct(m[f"maj@{n}"]),
-            _pct(m["truncated_rate"]),
-            _pct(m["unextracted_rate"]),
-            "-" if m["mean_completion_tokens"] is None else f"{m['mean_completion_tokens']:.0f}",
-        )
-    console.print(table)
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"

@@ -1,4 +1,4 @@
-"""Data parallel generation: one engine per GPU group, each on its own share of the items.
+"""The generate stage on several engines: one per GPU group, each on its own share of the items.
 
 The items are dealt round-robin to the shards (all samples of an item stay together, so vLLM
 still sends them as one request). Each shard appends its records to the run's generations.jsonl
@@ -13,12 +13,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from harness import HarnessError
+from harness.backends import EngineConfig, make_backend
+from harness.stages.generate import OnEngine, OnRecords, generate_into
+from harness.store import RunDir
 from harness.types import Request
 
 
@@ -75,23 +77,22 @@ def placements(shards: int, per_shard: int) -> list[Placement]:
     return result
 
 
-def _shard(cfg, k: int, requests: list[Request], run_dir: Path, place: Placement, messages) -> None:
+def _shard(
+    engine: EngineConfig, k: int, requests: list[Request], run_dir: Path, place: Placement, messages
+) -> None:
     """A shard's process: its own engine on its own devices, appending to the shared run directory."""
     os.environ.update(place.env)
     if place.cpus is not None:
         os.sched_setaffinity(0, place.cpus)
-    from harness.evaluate import generate_into, make_backend
-    from harness.store import RunDir
-
     try:
-        backend = make_backend(cfg)
+        backend = make_backend(engine)
         try:
             generate_into(
                 RunDir(run_dir),
                 backend,
                 requests,
-                on_engine=lambda engine: messages.put(("engine", k, engine)),
-                on_done=lambda done: messages.put(("done", k, done)),
+                on_engine=lambda described: messages.put(("engine", k, described)),
+                on_records=lambda records: messages.put(("records", k, records)),
             )
         finally:
             backend.close()
@@ -101,19 +102,19 @@ def _shard(cfg, k: int, requests: list[Request], run_dir: Path, place: Placement
 
 
 def generate_sharded(
-    cfg,
+    engine: EngineConfig,
     requests: Sequence[Request],
     run_dir: Path,
     *,
-    on_engine: Callable[[dict[str, Any]], None],
-    on_done: Callable[[int], None],
+    on_engine: OnEngine,
+    on_records: OnRecords,
 ) -> None:
-    """Run `cfg.data_parallel_size` shards to the end; raise one report for every shard that failed."""
-    shards = cfg.data_parallel_size
-    places = placements(shards, cfg.tensor_parallel_size)
+    """Run `engine.data_parallel_size` shards to the end; raise one report for every shard that failed."""
+    shards = engine.data_parallel_size
+    places = placements(shards, engine.tensor_parallel_size)
     context = multiprocessing.get_context("spawn")
     messages = context.Queue()
-    one_engine = replace(cfg, data_parallel_size=1)
+    one_engine = replace(engine, data_parallel_size=1)
     processes, errors = [], {}
     for k, (share, place) in enumerate(zip(deal(requests, shards), places, strict=True)):
         if share:
@@ -128,8 +129,8 @@ def generate_sharded(
             kind, k, payload = messages.get(timeout=0.5)
         except queue.Empty:
             continue
-        if kind == "done":
-            on_done(payload)
+        if kind == "records":
+            on_records(payload)
         elif kind == "engine" and not engine_seen:
             engine_seen = True
             on_engine({**payload, "data_parallel_size": shards})

@@ -1,4 +1,4 @@
-"""Trainer benchmark: step time of `BackendGRPOTrainer` + the GRPO backend against stock TRL
+"""Trainer benchmark: step time of `MethodGRPOTrainer` + the GRPO method against stock TRL
 `GRPOTrainer`, same tiny model, data, reward (the harness math scorer), seed and settings, in one
 process, alternating runs. Prints the median step times and their ratio (goal: at most 1.10), and
 whether the two trained models came out identical.
@@ -42,16 +42,16 @@ def run(kind: str, model: Path, rows: list[dict], reward, args_kwargs: dict, out
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    from trainers.backends.grpo import GRPOBackend
-    from trainers.trainer import BackendGRPOTrainer
+    from trainers.methods.grpo import GRPOMethod
+    from trainers.trainer import MethodGRPOTrainer
 
     args = GRPOConfig(output_dir=str(out), **args_kwargs)
     timer = StepTimer()
     data = Dataset.from_list(rows)
     if kind == "ours":
-        backend = GRPOBackend(reward, args.num_generations, "group")
-        trainer = BackendGRPOTrainer(
-            model=str(model), args=args, train_dataset=data, backend=backend, callbacks=[timer.callback]
+        method = GRPOMethod(reward, args.num_generations, "group")
+        trainer = MethodGRPOTrainer(
+            model=str(model), args=args, train_dataset=data, method=method, callbacks=[timer.callback]
         )
     else:
 

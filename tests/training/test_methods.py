@@ -1,9 +1,9 @@
-"""Each method's riskiest mechanism through real `BackendGRPOTrainer` steps on the tiny model (CPU).
+"""Each method's riskiest mechanism through real `MethodGRPOTrainer` steps on the tiny model (CPU).
 
-The backends here are test-local sketches that implement one mechanism each (trainers/METHODS.md maps
+The methods here are test-local sketches that implement one mechanism each (trainers/METHODS.md maps
 the full methods onto the interface). They generate with the trainer's real `HFEngine`; rewards are
 deterministic rules on the sampled token ids, stand-ins for the harness scorers, so every expected
-advantage can be computed by hand from what the backend saw.
+advantage can be computed by hand from what the method saw.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from torch import Tensor
 from trainer_helpers import arithmetic_dataset_rows, cpu_args
 
 from trainers.advantages import group_center, group_zscore, whiten_by_key, whiten_tokens
-from trainers.backend import Backend, Batch
 from trainers.engine import Engine, continue_rollouts
 from trainers.masks import completion_mask, dmmpt_mask
+from trainers.method import Batch, Method
 from trainers.rollout import Rollout
-from trainers.trainer import BACKEND_STATE, BackendGRPOTrainer
+from trainers.trainer import METHOD_STATE, MethodGRPOTrainer
 
 
-class RecordingTrainer(BackendGRPOTrainer):
+class RecordingTrainer(MethodGRPOTrainer):
     """The real trainer; it only keeps every batch it hands to TRL's loss."""
 
     def __init__(self, *args: Any, **kwargs: Any):
@@ -43,13 +43,13 @@ class RecordingTrainer(BackendGRPOTrainer):
         return out
 
 
-def make_trainer(model: Path, out: Path, backend: Backend, rows: list[dict], **args: Any) -> RecordingTrainer:
+def make_trainer(model: Path, out: Path, method: Method, rows: list[dict], **args: Any) -> RecordingTrainer:
     return RecordingTrainer(
-        model=str(model), args=cpu_args(out, **args), train_dataset=Dataset.from_list(rows), backend=backend
+        model=str(model), args=cpu_args(out, **args), train_dataset=Dataset.from_list(rows), method=method
     )
 
 
-def generation_inputs(trainer: BackendGRPOTrainer, rows: list[dict]) -> list[dict]:
+def generation_inputs(trainer: MethodGRPOTrainer, rows: list[dict]) -> list[dict]:
     """What TRL's sampler hands `_generate_and_score_completions`: each row num_generations times."""
     inputs = [row for row in rows for _ in range(trainer.num_generations)]
     assert len(inputs) == trainer.args.per_device_train_batch_size * trainer.args.steps_per_generation
@@ -62,11 +62,11 @@ def batch_completions(batch: dict[str, Any]) -> list[list[int]]:
     return [[t for t, m in zip(row, keep, strict=True) if m] for row, keep in zip(ids, mask, strict=True)]
 
 
-def parameters(trainer: BackendGRPOTrainer) -> dict[str, Tensor]:
+def parameters(trainer: MethodGRPOTrainer) -> dict[str, Tensor]:
     return {name: p.detach().clone() for name, p in trainer.model.named_parameters()}
 
 
-def changed(before: dict[str, Tensor], trainer: BackendGRPOTrainer) -> bool:
+def changed(before: dict[str, Tensor], trainer: MethodGRPOTrainer) -> bool:
     after = dict(trainer.model.named_parameters())
     return any(not torch.equal(value, after[name].detach()) for name, value in before.items())
 
@@ -98,7 +98,7 @@ def spell_gaussian(mean: float) -> float:
     return math.exp(-((mean - 0.5) ** 2) / (2 * SPELL_SIGMA**2)) if 0 < mean < 1 else 0.0
 
 
-class SpellSketch(Backend):
+class SpellSketch(Method):
     """Questioner (n=1 per document set) -> responder (G per question) -> verifier (V per question).
 
     The responder's rule reward stands in for cover-EM; the verifier says YES when its first token is
@@ -194,15 +194,15 @@ def spell_rows(n: int) -> list[dict]:
 
 
 def test_spell_mixed_roles_and_group_sizes_get_per_role_advantages(plain_model, tmp_path):
-    backend = SpellSketch(responders=3, verifiers=2)
+    method = SpellSketch(responders=3, verifiers=2)
     rows = spell_rows(40)
     # 4 document sets per step, each 1 question + 3 answers + 2 verdicts = 24 rollouts for a budget of 32
     trainer = make_trainer(
-        plain_model, tmp_path, backend, rows, max_steps=1, per_device_train_batch_size=32, num_generations=8
+        plain_model, tmp_path, method, rows, max_steps=1, per_device_train_batch_size=32, num_generations=8
     )
     trainer.model.train()
     batch = trainer._generate_and_score_completions(generation_inputs(trainer, rows[:4]))
-    rollouts, rewards = backend.seen
+    rollouts, rewards = method.seen
     assert Counter(r.role for r in rollouts) == {"questioner": 4, "responder": 12, "verifier": 8}
 
     # rewards: questioner = Gaussian of its responders' mean (cross-role coupling inside one step)
@@ -244,19 +244,19 @@ def test_spell_mixed_roles_and_group_sizes_get_per_role_advantages(plain_model, 
         assert metrics[f"rewards/{role}/mean"] == [pytest.approx(statistics.fmean(values))]
     assert metrics["batch/padded_rows"] == [8.0]
 
-    # history memory: exactly the solvable questions, in backend state, shown to the next questioner
+    # history memory: exactly the solvable questions, in method state, shown to the next questioner
     solvable = {
         r.meta["key"]: [r.completion_ids]
         for r, v in zip(rollouts, rewards, strict=True)
         if r.role == "questioner" and v > 0
     }
     assert solvable  # some question was solved by 1 or 2 of its 3 responders
-    assert backend.state_dict()["memory"] == solvable
+    assert method.state_dict()["memory"] == solvable
     restored = SpellSketch()
-    restored.load_state_dict(backend.state_dict())
-    assert restored.memory == backend.memory
+    restored.load_state_dict(method.state_dict())
+    assert restored.memory == method.memory
     trainer._generate_and_score_completions(generation_inputs(trainer, rows[:4]))
-    shown = ["Harder than:" in text for text in backend.prompts_seen]
+    shown = ["Harder than:" in text for text in method.prompts_seen]
     assert shown == [f"{row['task']}:{row['id']}" in solvable for row in rows[:4]]
 
     # and a real optimizer step on such a batch moves the weights
@@ -276,7 +276,7 @@ def learnability(solve_rate: float) -> float:
     return 1.0 - solve_rate if 0 < solve_rate < 1 else 0.0
 
 
-class AbsoluteZeroSketch(Backend):
+class AbsoluteZeroSketch(Method):
     """Rows are (role, task) slots. A "propose" slot samples one task (n=1); `probes` Monte-Carlo solves of
     it (`trainable=False`) give its learnability reward. A "solve" slot answers the newest task of its
     type's buffer (or the row's own problem while the buffer is empty). Each token-rule check stands in
@@ -362,16 +362,16 @@ def azr_rows(n: int) -> list[dict]:
 
 
 def test_absolute_zero_probes_feed_learnability_but_never_reach_the_loss(plain_model, tmp_path):
-    backend = AbsoluteZeroSketch(probes=4)
+    method = AbsoluteZeroSketch(probes=4)
     rows = azr_rows(40)
     # num_generations=2 is TRL's minimum; AZR samples once per slot and the trainer pads the rest
     trainer = make_trainer(
-        plain_model, tmp_path, backend, rows, max_steps=1, per_device_train_batch_size=16, num_generations=2
+        plain_model, tmp_path, method, rows, max_steps=1, per_device_train_batch_size=16, num_generations=2
     )
     trainer.model.train()
     slots = rows[:8]  # two slots of each (role, task)
     batch = trainer._generate_and_score_completions(generation_inputs(trainer, slots))
-    rollouts, rewards = backend.seen
+    rollouts, rewards = method.seen
     trained = [i for i, r in enumerate(rollouts) if r.trainable]
     probes = [r for r in rollouts if not r.trainable]
     assert [(rollouts[i].role, rollouts[i].task) for i in trained] == [(s["role"], s["task"]) for s in slots]
@@ -403,7 +403,7 @@ def test_absolute_zero_probes_feed_learnability_but_never_reach_the_loss(plain_m
     adv = batch["advantages"]
     torch.testing.assert_close(adv[:8], torch.tensor([expected[i] for i in trained]), atol=1e-5, rtol=0)
     assert adv[8:].abs().sum() == 0
-    assert backend.state_dict()["buffers"] == {
+    assert method.state_dict()["buffers"] == {
         task: [
             rollouts[i].completion_ids
             for i in trained
@@ -417,7 +417,7 @@ def test_absolute_zero_probes_feed_learnability_but_never_reach_the_loss(plain_m
     before = parameters(trainer)
     trainer.train()
     step = trainer.batches[-1]
-    rollouts, _ = backend.seen
+    rollouts, _ = method.seen
     probe_ids = [r.completion_ids for r in rollouts if not r.trainable]
     assert trainer.state.log_history[0]["rollouts/untrainable"] == len(probe_ids)
     assert not any(ids in probe_ids for ids in batch_completions(step) if ids)
@@ -436,7 +436,7 @@ def judge_prefers(a: Sequence[int], b: Sequence[int]) -> float:
     return 0.5 if sum(a) == sum(b) else float(sum(a) < sum(b))
 
 
-class ArenaSketch(Backend):
+class ArenaSketch(Method):
     """G samples per problem with a verifiable reward; groups with no reward variance are re-scored.
 
     A routed trace's judge reward is its mean outcome against the anchor pool (the group's other traces
@@ -507,19 +507,19 @@ def arena_rows(n: int) -> list[dict]:
 
 def test_reasoning_arena_routes_zero_variance_groups_and_resumes_its_anchor_pool(plain_model, tmp_path):
     rows = arena_rows(60)
-    backend = ArenaSketch(samples=4)
+    method = ArenaSketch(samples=4)
     settings = dict(per_device_train_batch_size=12, num_generations=4, save_strategy="steps", save_steps=1)
-    trainer = make_trainer(plain_model, tmp_path, backend, rows, max_steps=2, **settings)
+    trainer = make_trainer(plain_model, tmp_path, method, rows, max_steps=2, **settings)
     trainer.model.train()
 
     # one step by hand: a hard (all-incorrect) group and two verifiable ones; the pool starts empty
     picked = [rows[0], rows[1], rows[4]]
     assert [r["hard"] for r in picked] == [True, False, False]
     batch = trainer._generate_and_score_completions(generation_inputs(trainer, picked))
-    rollouts, rewards = backend.seen
+    rollouts, rewards = method.seen
     adv = batch["advantages"]
     groups = [r.group for r in rollouts]
-    routed = {j["group"] for j in backend.judged}
+    routed = {j["group"] for j in method.judged}
     hard = groups[0]
     assert hard in routed and rewards[:4] == [0.0] * 4
     for group in dict.fromkeys(groups):
@@ -538,33 +538,33 @@ def test_reasoning_arena_routes_zero_variance_groups_and_resumes_its_anchor_pool
         torch.testing.assert_close(adv[members], torch.tensor(expected), atol=1e-5, rtol=0)
     assert adv[:4].abs().sum() > 0  # the all-incorrect group now has a learning signal
     assert any(g not in routed for g in groups)  # and some verifiable group kept its own advantages
-    assert backend.pool and len(backend.pool) == 2 * len(routed)
-    assert trainer._metrics["train"]["arena/anchor_pool"] == [float(len(backend.pool))]
+    assert method.pool and len(method.pool) == 2 * len(routed)
+    assert trainer._metrics["train"]["arena/anchor_pool"] == [float(len(method.pool))]
 
     # real steps with a checkpoint per step: the pool is in every checkpoint...
     trainer._metrics["train"].clear()
     trainer.train()
     for step in (1, 2):
-        assert (tmp_path / f"checkpoint-{step}" / BACKEND_STATE).is_file()
-    saved = torch.load(tmp_path / "checkpoint-2" / BACKEND_STATE, weights_only=False)
-    assert saved == backend.state_dict() and saved["pool"]
+        assert (tmp_path / f"checkpoint-{step}" / METHOD_STATE).is_file()
+    saved = torch.load(tmp_path / "checkpoint-2" / METHOD_STATE, weights_only=False)
+    assert saved == method.state_dict() and saved["pool"]
 
     # ...and a new trainer resuming from it judges its next step against exactly that pool
-    resumed_backend = ArenaSketch(samples=4)
-    resumed = make_trainer(plain_model, tmp_path, resumed_backend, rows, max_steps=3, **settings)
+    resumed_method = ArenaSketch(samples=4)
+    resumed = make_trainer(plain_model, tmp_path, resumed_method, rows, max_steps=3, **settings)
     resumed.train(resume_from_checkpoint=str(tmp_path / "checkpoint-2"))
     assert resumed.state.global_step == 3
-    assert resumed_backend.loaded == saved
-    assert resumed_backend.pool_at_rollout[0] == saved["pool"]
-    assert resumed_backend.judged, "two thirds of the rows are hard: a step without a routed group is rare"
-    assert resumed_backend.judged[0]["anchors"] == saved["pool"]
-    assert (tmp_path / "checkpoint-3" / BACKEND_STATE).is_file()
+    assert resumed_method.loaded == saved
+    assert resumed_method.pool_at_rollout[0] == saved["pool"]
+    assert resumed_method.judged, "two thirds of the rows are hard: a step without a routed group is rare"
+    assert resumed_method.judged[0]["anchors"] == saved["pool"]
+    assert (tmp_path / "checkpoint-3" / METHOD_STATE).is_file()
 
 
-# --- UloRL: segment rollout, unfinished samples carried across steps in backend state --------------------
+# --- UloRL: segment rollout, unfinished samples carried across steps in method state --------------------
 
 
-class UloRLSketch(Backend):
+class UloRLSketch(Method):
     """Each step decodes one segment (`segment` tokens) of every carried-over sample and of G samples per new
     row; a sample reaching EOS or `max_tokens` is finished, the rest wait in the unfinished pool. A group is
     released to training once all its samples finished (ulorl.md §1.2 gap a); truncated samples get reward
@@ -645,11 +645,11 @@ def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path)
     from transformers import AutoTokenizer
 
     eos = AutoTokenizer.from_pretrained(plain_model).eos_token_id
-    backend = UloRLSketch(samples=2, segment=3, max_tokens=8)
+    method = UloRLSketch(samples=2, segment=3, max_tokens=8)
     trainer = make_trainer(
         plain_model,
         tmp_path,
-        backend,
+        method,
         arithmetic_dataset_rows(40),
         max_steps=3,
         per_device_train_batch_size=48,
@@ -661,10 +661,10 @@ def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path)
     )
     assert not trainer.mask_truncated_completions  # UloRL trains truncated samples, with reward 0
     trainer.train()
-    assert trainer.state.global_step == 3 and len(backend.steps) == len(trainer.batches) == 3
+    assert trainer.state.global_step == 3 and len(method.steps) == len(trainer.batches) == 3
 
     multi = []
-    for done, (step, batch) in enumerate(zip(backend.steps, trainer.batches, strict=True)):
+    for done, (step, batch) in enumerate(zip(method.steps, trainer.batches, strict=True)):
         assert step["version"] == done  # the optimizer steps taken before this rollout
         released = step["released"]
         assert released and all(r.finished for r in released)  # only finished samples are trained
@@ -688,7 +688,7 @@ def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path)
         assert sum(r.segments) == len(r.completion_ids)
         # the completion is its segments joined: each earlier step's pool held exactly the prefix so far
         for s in range(len(r.segments) - 1):
-            pool = backend.steps[r.policy_versions[s]]["unfinished"]
+            pool = method.steps[r.policy_versions[s]]["unfinished"]
             earlier = next(p for p in pool if p.meta["key"] == r.meta["key"])
             assert earlier.completion_ids == r.completion_ids[: sum(r.segments[: s + 1])]
             assert (
@@ -696,12 +696,12 @@ def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path)
                 and earlier.policy_versions == r.policy_versions[: s + 1]
             )
 
-    # the pool is backend state: what a checkpoint's backend_state.pt holds, restorable as is
-    assert backend.unfinished and all(not r.finished for r in backend.unfinished)
-    torch.save(backend.state_dict(), tmp_path / BACKEND_STATE)
+    # the pool is method state: what a checkpoint's method_state.pt holds, restorable as is
+    assert method.unfinished and all(not r.finished for r in method.unfinished)
+    torch.save(method.state_dict(), tmp_path / METHOD_STATE)
     restored = UloRLSketch()
-    restored.load_state_dict(torch.load(tmp_path / BACKEND_STATE, weights_only=False))
-    assert restored.unfinished == backend.unfinished and restored.waiting == backend.waiting
+    restored.load_state_dict(torch.load(tmp_path / METHOD_STATE, weights_only=False))
+    assert restored.unfinished == method.unfinished and restored.waiting == method.waiting
 
 
 # --- SPAE: per-token advantages (N, T) from step probes, and a policy-dependent loss mask -----------------
@@ -709,7 +709,7 @@ def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path)
 PROBE_TRIGGER = "**Final Answer**\n\\boxed{"
 
 
-class SpaeSketch(Backend):
+class SpaeSketch(Method):
     """G samples per problem (even rows up to 8 tokens, odd rows up to 5: completions of unequal length).
 
     Every `step_tokens` tokens is a step boundary; a probe samples one token after prompt + prefix +
@@ -775,10 +775,10 @@ class SpaeSketch(Backend):
 
 
 def test_spae_per_token_advantages_and_policy_loss_mask_reach_the_loss(plain_model, tmp_path):
-    backend = SpaeSketch(samples=4)
+    method = SpaeSketch(samples=4)
     rows = arithmetic_dataset_rows(40)
     trainer = make_trainer(
-        plain_model, tmp_path, backend, rows, max_steps=1, per_device_train_batch_size=16, num_generations=4
+        plain_model, tmp_path, method, rows, max_steps=1, per_device_train_batch_size=16, num_generations=4
     )
     trainer.model.train()
     batch = trainer._generate_and_score_completions(generation_inputs(trainer, rows[:4]))
@@ -786,10 +786,10 @@ def test_spae_per_token_advantages_and_policy_loss_mask_reach_the_loss(plain_mod
     lengths = batch["completion_mask"].sum(1).tolist()
     assert max(lengths[4:8]) <= 5 and max(lengths[:4]) > 5  # unequal lengths, right-padded
 
-    # the backend's (N, T) values reach the loss as they are on real tokens, 0 on padding
+    # the method's (N, T) values reach the loss as they are on real tokens, 0 on padding
     adv = batch["advantages"]
     assert adv.dim() == 2 and adv.shape == batch["completion_ids"].shape
-    values = backend.values[:, : adv.size(1)]
+    values = method.values[:, : adv.size(1)]
     assert values.shape == adv.shape  # the 16 rollouts are the whole row budget
     torch.testing.assert_close(adv[real], values[real])
     assert adv[~real].abs().sum() == 0
@@ -797,13 +797,13 @@ def test_spae_per_token_advantages_and_policy_loss_mask_reach_the_loss(plain_mod
     assert adv[real].mean().abs() < 1e-5 and adv[real].std().item() == pytest.approx(1.0, abs=1e-4)
 
     # the mask: computed on the current policy, handed to TRL as tool_mask, counted in the normaliser
-    logps, entropies = backend.policy
+    logps, entropies = method.policy
     assert logps.shape == entropies.shape == real.shape and (entropies[real] > 0).all()
-    for row, r in enumerate(backend.last_rollouts):  # same weights: the policy's log-probs are the sampler's
+    for row, r in enumerate(method.last_rollouts):  # same weights: the policy's log-probs are the sampler's
         lp = torch.tensor(r.sampling_logprobs)
         torch.testing.assert_close(logps[row, : len(lp)], lp, atol=1e-4, rtol=0)
-    torch.testing.assert_close(batch["tool_mask"], backend.mask, check_dtype=False)
-    kept = int(backend.mask.sum())
+    torch.testing.assert_close(batch["tool_mask"], method.mask, check_dtype=False)
+    kept = int(method.mask.sum())
     assert 0 < kept < int(real.sum())
     assert batch["num_items_in_batch"] == (batch["completion_mask"] * batch["tool_mask"]).sum() == kept
 

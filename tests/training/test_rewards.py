@@ -37,7 +37,9 @@ def test_judged_reward_asks_the_judge_only_where_the_rule_fails():
 
     gold = gold_text(["Paris"], "Capital of France?")
     with FakeOpenAI(judge) as fake:
-        reward = ScorerReward("cem+judge", judge=JudgeConfig(model="fake/model", base_url=fake.base_url))
+        reward = ScorerReward(
+            "cem+judge", judge=JudgeConfig.from_settings({"model": "fake/model", "base_url": fake.base_url})
+        )
         texts = ["The answer is Paris.", "The answer is Lyon.", "The answer is Nice."]
         assert reward(texts, [gold] * 3, [False] * 3) == [1.0, 1.0, 0.0]
     assert len(fake.bodies) == 2  # Paris matched the rule without a call

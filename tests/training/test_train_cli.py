@@ -124,9 +124,9 @@ def test_train_evaluates_checkpoints_plots_and_resumes_exactly(plain_model, tmp_
     ]  # fmt: skip
     assert invoke(*command).exit_code == 0
 
-    # checkpoints are model folders with the backend's state; metrics one line per step; TensorBoard
+    # checkpoints are model folders with the method's state; metrics one line per step; TensorBoard
     for step in (2, 4):
-        assert {"model.safetensors", "config.json", "tokenizer.json", "backend_state.pt"} <= {
+        assert {"model.safetensors", "config.json", "tokenizer.json", "method_state.pt"} <= {
             p.name for p in (out / f"checkpoint-{step}").iterdir()
         }
     metrics = read_jsonl(out / "metrics.jsonl")

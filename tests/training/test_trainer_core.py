@@ -1,4 +1,4 @@
-"""BackendGRPOTrainer against TRL: the loss contract, parity with stock GRPOTrainer, and learning."""
+"""MethodGRPOTrainer against TRL: the loss contract, parity with stock GRPOTrainer, and learning."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from datasets import Dataset
 from trainer_helpers import arithmetic_dataset_rows, cpu_args
 from trl import GRPOTrainer
 
-from trainers.backends.grpo import GRPOBackend
+from trainers.methods.grpo import GRPOMethod
 from trainers.rewards import ScorerReward
-from trainers.trainer import CONSUMED_KEYS, BackendGRPOTrainer, _fit_rows
+from trainers.trainer import CONSUMED_KEYS, MethodGRPOTrainer, _fit_rows, method_state_path
 
 # Keys TRL's loss reads only for vision-language models; our text rollouts never carry them
 VISION_KEYS = {
@@ -56,11 +56,11 @@ def _trainers(plain_model, tmp_path, **overrides):
     def harness_math(prompts, completions, answer, **kwargs):
         return reward([c[-1]["content"] for c in completions], answer, [False] * len(completions))
 
-    ours = BackendGRPOTrainer(
+    ours = MethodGRPOTrainer(
         model=str(plain_model),
         args=args,
         train_dataset=Dataset.from_list(rows),
-        backend=GRPOBackend(reward, args.num_generations),
+        method=GRPOMethod(reward, args.num_generations),
     )
     stock = GRPOTrainer(
         model=str(plain_model),
@@ -96,7 +96,7 @@ def test_batch_has_the_keys_shapes_and_dtypes_of_trls_own(plain_model, tmp_path)
     assert (logps[mine["completion_mask"].bool()] < 0).all()
 
 
-def test_grpo_backend_trains_like_stock_trl(plain_model, tmp_path):
+def test_grpo_method_trains_like_stock_trl(plain_model, tmp_path):
     """Same seed, data, reward and settings: the two trained models agree to float precision."""
     ours, stock, _ = _trainers(plain_model, tmp_path, max_steps=3, per_device_train_batch_size=16)
     before = {k: v.clone() for k, v in ours.model.state_dict().items()}
@@ -136,6 +136,16 @@ def test_fit_rows_subsamples_or_pads_to_the_budget():
 
 
 @pytest.mark.slow
+def test_method_state_file_per_rank_and_in_older_checkpoints(tmp_path):
+    assert method_state_path(str(tmp_path), 0) == str(tmp_path / "method_state.pt")  # what a new save writes
+    assert method_state_path(str(tmp_path), 2) == str(tmp_path / "method_state-rank2.pt")
+    (tmp_path / "backend_state-rank2.pt").touch()  # a checkpoint from before the rename resumes as it is
+    assert method_state_path(str(tmp_path), 2) == str(tmp_path / "backend_state-rank2.pt")
+    assert method_state_path(str(tmp_path), 0) == str(tmp_path / "method_state.pt")
+    (tmp_path / "method_state-rank2.pt").touch()  # the new name wins where both are present
+    assert method_state_path(str(tmp_path), 2) == str(tmp_path / "method_state-rank2.pt")
+
+
 def test_mean_reward_rises_within_60_steps(plain_model, tmp_path):
     """The learning test: sums of two operands in [0, 4], one digit each, scored by the harness's math
     scorer. The random tiny model starts near 0.03; a trainer that does nothing stays there."""
@@ -147,11 +157,11 @@ def test_mean_reward_rises_within_60_steps(plain_model, tmp_path):
         learning_rate=2e-3,
         temperature=1.0,
     )
-    trainer = BackendGRPOTrainer(
+    trainer = MethodGRPOTrainer(
         model=str(plain_model),
         args=args,
         train_dataset=Dataset.from_list(arithmetic_dataset_rows(1000, seed=1)),
-        backend=GRPOBackend(ScorerReward("math"), args.num_generations),
+        method=GRPOMethod(ScorerReward("math"), args.num_generations),
     )
     trainer.train()
     rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]

@@ -1,7 +1,7 @@
-"""One backend per method; `BACKENDS` maps the `harness train METHOD` name to its class."""
+"""One class per training method; `METHODS` maps the `harness train METHOD` name to its class."""
 
-from trainers.backends.grpo import GRPOBackend
+from trainers.methods.grpo import GRPOMethod
 
-BACKENDS = {"grpo": GRPOBackend}
+METHODS = {"grpo": GRPOMethod}
 
-__all__ = ["BACKENDS", "GRPOBackend"]
+__all__ = ["METHODS", "GRPOMethod"]

@@ -1,6 +1,6 @@
 """Plain GRPO: G samples per problem, a harness scorer's reward, group-normalised advantages.
 
-This is the baseline the method backends are compared with, and it reproduces stock TRL
+This is the baseline the other methods are compared with, and it reproduces stock TRL
 `GRPOTrainer` with the same reward: `scale_rewards` has TRL's meaning ("group": (r - mean_g) /
 (std_g + 1e-4) with Bessel's std; "batch": the same centring over the batch std; "none": Dr. GRPO's
 r - mean_g).
@@ -16,15 +16,15 @@ from torch import Tensor
 
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_center, group_zscore
-from trainers.backend import Backend
 from trainers.engine import Engine
+from trainers.method import Method
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
 
 SCALE_REWARDS = ("group", "batch", "none")
 
 
-class GRPOBackend(Backend):
+class GRPOMethod(Method):
     """Rows carry `prompt` (chat messages), `answer` (the scorer's gold) and `id`."""
 
     name = "grpo"
@@ -37,8 +37,8 @@ class GRPOBackend(Backend):
         self.scale_rewards = scale_rewards
 
     @classmethod
-    def from_config(cls, config: Any, reward: ScorerReward) -> GRPOBackend:
-        """The backend `harness train grpo` builds from its `TrainConfig`."""
+    def from_config(cls, config: Any, reward: ScorerReward) -> GRPOMethod:
+        """The method `harness train grpo` builds from its `TrainConfig`."""
         return cls(reward, config.num_generations, config.scale_rewards)
 
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
