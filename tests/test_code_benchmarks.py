@@ -10,7 +10,7 @@ from helpers import run_cli
 
 from benchmarks import get_benchmark
 from harness.metrics import Outcome, aggregate
-from harness.pipeline import upstream_samples
+from harness.stages.score import upstream_samples
 from harness.scoring.code import CodeScorer, private_tests
 
 

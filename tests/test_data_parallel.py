@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
-from harness.parallel import deal
+from harness.stages.shards import deal
 from harness.types import Request
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
-from harness.evaluate import derive_seed
+from harness.stages.plan import derive_seed
 
 FILES = ("run.json", "generations.jsonl", "scores.jsonl", "results.json")
 

@@ -13,9 +13,12 @@ from helpers import run_cli
 from benchmarks import get_benchmark
 from benchmarks.gpqa import permutation
 from harness import HarnessError
+from harness.backends import EngineConfig
 from harness.backends.chat import ChatPrompt, middle_truncate
-from harness.evaluate import EvalConfig, plan
+from harness.config import EvalConfig, SamplingOverrides
+from harness.scoring.judge import JudgeConfig
 from harness.scoring.rules import parse_gold
+from harness.stages.plan import plan
 
 
 @pytest.mark.parametrize("limit", [4, 5, 9, 10, 64])
@@ -171,14 +174,14 @@ def test_gated_download_says_how_to_get_access(tmp_path, monkeypatch):
 def test_presets_resolve_the_papers_settings(tmp_path):
     write_long_context(tmp_path)
     with pytest.raises(HarnessError, match="--judge-model"):
-        plan(EvalConfig(benchmarks=(), model="m", preset="spell", data_dir=tmp_path))
+        plan(EvalConfig(benchmarks=(), engine=EngineConfig("m"), preset="spell", data_dir=tmp_path))
     p = plan(
         EvalConfig(
             benchmarks=("hotpotqa", "longbench_v2"),
-            model="m",
+            engine=EngineConfig("m"),
             preset="spell-100k",
             data_dir=tmp_path,
-            judge_model="j",
+            judge=JudgeConfig(EngineConfig("j", backend="openai")),
         )
     )
     config = p.run_info["config"]
@@ -190,11 +193,11 @@ def test_presets_resolve_the_papers_settings(tmp_path):
     explicit = plan(
         EvalConfig(
             benchmarks=("hotpotqa",),
-            model="m",
+            engine=EngineConfig("m"),
             preset="spell",
             data_dir=tmp_path,
-            judge_model="j",
-            n=2,
+            judge=JudgeConfig(EngineConfig("j", backend="openai")),
+            sampling=SamplingOverrides(n=2),
             max_input_tokens=0,
         )
     )
@@ -206,7 +209,9 @@ def test_presets_resolve_the_papers_settings(tmp_path):
 
 
 def test_spae_preset_sets_top_k(shared_data):
-    p = plan(EvalConfig(benchmarks=("aime24",), model="m", preset="spae", data_dir=shared_data))
+    p = plan(
+        EvalConfig(benchmarks=("aime24",), engine=EngineConfig("m"), preset="spae", data_dir=shared_data)
+    )
     assert p.run_info["config"]["sampling"]["aime24"]["top_k"] == 50
     assert {r.top_k for r in p.requests} == {50}
 

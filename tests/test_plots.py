@@ -1,4 +1,4 @@
-"""Plots from hand-built run directories (finalized by harness.pipeline) against hand-computed numbers."""
+"""Plots from hand-built run directories (finalized by harness.stages.score) against hand-computed numbers."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import pytest
 
 from harness import HarnessError
 from harness.metrics import bootstrap_ci
-from harness.pipeline import finalize, generation_record
+from harness.records import generation_record
 from harness.report import plots
 from harness.report.plotdata import checkpoint_step, pass_at_k_curve, run_labels, scored_pairs
+from harness.stages.score import finalize
 from harness.store import GENERATIONS, RESULTS, RunDir
 
 # benchmark -> item -> per-sample (value, completion_tokens, finish_reason)

@@ -20,7 +20,7 @@ from harness.analysis.steps import (
     solve_check_fields,
     step_texts,
 )
-from harness.pipeline import generation_record
+from harness.records import generation_record
 from harness.store import GENERATIONS, RUN, SCORES, RunDir
 
 D = ".\n\n"
@@ -314,10 +314,20 @@ def test_probe_matches_a_manual_computation(prober):
 
 def write_probe_run(tiny_model: Path, shared_data: Path, folder: Path) -> Path:
     """A real run.json (an AIME item x 2 samples, the tiny model's prompts) with synthetic traces."""
+    from harness.backends import EngineConfig
     from harness.backends.chat import ChatPrompt, prompt_hash
-    from harness.evaluate import EvalConfig, plan
+    from harness.config import EvalConfig, SamplingOverrides
+    from harness.stages.plan import plan
 
-    made = plan(EvalConfig(benchmarks=("aime24",), model=str(tiny_model), data_dir=shared_data, limit=1, n=2))
+    made = plan(
+        EvalConfig(
+            benchmarks=("aime24",),
+            engine=EngineConfig(str(tiny_model)),
+            sampling=SamplingOverrides(n=2),
+            data_dir=shared_data,
+            limit=1,
+        )
+    )
     chat = ChatPrompt(str(tiny_model))
     samples = []
     for r in made.requests:

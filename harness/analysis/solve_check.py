@@ -375,7 +375,7 @@ def probe_record(p: Prepared, results: list[ProbeResult], label: Label) -> dict:
 def prepare(prober: Prober, info: dict, benchmark: str, samples: list[Sample], data_dir: Path | None):
     """Tokenise each response and rebuild its exact prompt (checked against the run's prompt hash)."""
     from harness.backends.chat import prompt_hash
-    from harness.evaluate import derive_seed, messages_for
+    from harness.stages.plan import derive_seed, messages_for
 
     if not samples:
         return []

@@ -16,7 +16,7 @@ import numpy as np
 
 from harness import HarnessError
 from harness.metrics import bootstrap_ci, k_values, pass_at_k
-from harness.pipeline import upstream_samples
+from harness.stages.score import upstream_samples
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
 
 Pair = tuple[dict, dict]  # a generation record and its score record

@@ -27,22 +27,34 @@ def make_scorers(
     *,
     timeout: float | None = None,
     workers: int | None = None,
-    judge_engine: dict[str, Any] | None = None,
-    persistent: bool = False,
+    judge_settings: dict[str, Any] | None = None,
 ) -> dict[str, Scorer]:
-    """Each benchmark's scorer as the run's config declares it. The judge is the run's own; only where
-    and how its engine runs (`judge_engine`: base_url, parallelism...) may change."""
+    """Each benchmark's scorer as the run's config declares it.
+
+    The judge is the run's own: `judge_settings` (flat, as `JudgeConfig.from_settings` takes them) may
+    say where and how its engine runs (server, parallelism...), not change who judges or how."""
     config = info["config"]
     judge = None
     if "judge" in config:
-        identity = {k: v for k, v in config["judge"].items() if k != "prompt_sha256"}
+        recorded = config["judge"]
+        settings = {k: v for k, v in recorded.items() if k != "prompt_sha256"}
         judge = JudgeConfig.from_settings(
-            {**identity, "base_url": info.get("judge_base_url"), **(judge_engine or {})}
+            {**settings, "base_url": info.get("judge_base_url"), **(judge_settings or {})}
         )
-        if judge.prompt_sha != config["judge"]["prompt_sha256"]:
+        changed = sorted(
+            k for k in judge.identity().keys() | recorded.keys() if judge.identity().get(k) != recorded.get(k)
+        )
+        if changed == ["prompt_sha256"]:
             raise HarnessError(f"the judge prompt {judge.prompt!r} changed since this run was made")
+        if changed:
+            raise HarnessError(
+                f"this run's judge differs in {', '.join(changed)} (see run.json); a rescore keeps the run's "
+                "judge: score --generations into a new directory to judge with another"
+            )
+    elif judge_settings:
+        raise HarnessError("--judge-* options: no benchmark of this run is judged")
     options = {"timeout": timeout, "workers": workers, "judge": judge, **config.get("scoring", {})}
-    return {b: get_scorer(name, persistent=persistent, **options) for b, name in config["scorers"].items()}
+    return {b: get_scorer(name, **options) for b, name in config["scorers"].items()}
 
 
 def score_into(
@@ -142,13 +154,13 @@ def score_run(
     force: bool = False,
     timeout: float | None = None,
     workers: int | None = None,
-    judge_engine: dict[str, Any] | None = None,
+    judge_settings: dict[str, Any] | None = None,
 ) -> dict:
     """Score what is not scored yet (everything with `force`), then write canonical files and results.
 
     Scorers that reuse earlier work (judge verdicts) get each sample's previous score details."""
     info = run.read_json(RUN)
-    scorers = make_scorers(info, timeout=timeout, workers=workers, judge_engine=judge_engine)
+    scorers = make_scorers(info, timeout=timeout, workers=workers, judge_settings=judge_settings)
     versions = {b: s.version for b, s in scorers.items()}
     generations = _unique(run.records(GENERATIONS))
     earlier = {record_key(r): r["details"] for r in run.records(SCORES)}

@@ -9,7 +9,8 @@ from harness import HarnessError
 from harness.backends.hf import HFBackend
 from harness.backends.openai import OpenAIBackend
 from harness.backends.vllm import sample_runs
-from harness.evaluate import check_context, derive_seed
+from harness.stages.generate import check_context
+from harness.stages.plan import derive_seed
 from harness.types import Request
 
 
@@ -106,8 +107,15 @@ def test_engine_facts_are_recorded(engine):
 
 def test_many_seeded_prompts_at_once(engine, shared_data):
     """More prompt tokens than one step takes: on the CPU a split seeded prefill used to kill vLLM."""
-    from harness.evaluate import EvalConfig, plan
+    from harness.backends import EngineConfig
+    from harness.config import EvalConfig, SamplingOverrides
+    from harness.stages.plan import plan
 
-    cfg = EvalConfig(benchmarks=("aime24", "aime25"), model="m", n=8, max_tokens=4, data_dir=shared_data)
+    cfg = EvalConfig(
+        benchmarks=("aime24", "aime25"),
+        engine=EngineConfig("m"),
+        sampling=SamplingOverrides(n=8, max_tokens=4),
+        data_dir=shared_data,
+    )
     requests = plan(cfg).requests
     assert len(outcomes(engine, requests)) == 480

@@ -1,0 +1,126 @@
+"""Command-line options made from config dataclasses, so commands that share an option share it whole.
+
+A config field declared with `harness.settings.setting(default, help)` becomes `--PREFIX-FIELD` with
+that default and help. `@config_options(engine=ENGINE, ...)` adds a group's options to a command and
+hands the command the built config under the group's name.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+from typing import Annotated, Any, get_type_hints
+
+import typer
+
+from harness.backends import EngineConfig
+from harness.config import SamplingOverrides, ScoringConfig
+from harness.scoring.judge import JudgeConfig
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options of one config class: `--{prefix}{field}` for each field shown on the command line."""
+
+    config: type
+    prefix: str = ""
+    defaults: dict[str, Any] = field(default_factory=dict)  # this command's defaults, where they differ
+    helps: dict[str, str] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
+
+    def fields(self) -> list:
+        return [f for f in fields(self.config) if f.metadata.get("cli", True) and f.name not in self.exclude]
+
+    def parameters(self) -> list[inspect.Parameter]:
+        hints = get_type_hints(self.config)
+        params = []
+        for f in self.fields():
+            default = self.defaults.get(f.name, f.default)
+            help_text = self.helps.get(f.name, f.metadata["help"])
+            params.append(
+                inspect.Parameter(
+                    self.prefix + f.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=inspect.Parameter.empty if default is MISSING else default,
+                    annotation=Annotated[hints[f.name], typer.Option(help=help_text)],
+                )
+            )
+        return params
+
+    def values(self, given: dict[str, Any]) -> dict[str, Any]:
+        """This group's values, taken out of the command's keyword arguments."""
+        return {f.name: given.pop(self.prefix + f.name) for f in self.fields()}
+
+    def build(self, given: dict[str, Any]) -> Any:
+        return self.config(**self.values(given))
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """`--judge-*`: the judge's engine (its model, backend, server, dtype, parallelism) and its decoding.
+
+    Builds the judge's settings that differ from the defaults, flat (`{"model": ..., "base_url": ...}`):
+    what `JudgeConfig.from_settings` takes, a train config keeps, and a rescore checks against the run's
+    own judge. Empty without --judge-model."""
+
+    engine: Options = Options(
+        EngineConfig,
+        "judge_",
+        defaults={"model": None, "backend": "openai"},
+        helps={
+            "model": "LLM judge: free-text benchmarks (cem, numeric) score max(rule, judge).",
+            "backend": "The judge's backend: openai, vllm or hf.",
+            "base_url": "The judge server's API root (openai).",
+        },
+        exclude=("data_parallel_size",),
+    )
+    decoding: Options = Options(JudgeConfig, "judge_")
+
+    def parameters(self) -> list[inspect.Parameter]:
+        return self.engine.parameters() + self.decoding.parameters()
+
+    def build(self, given: dict[str, Any]) -> dict[str, Any]:
+        chosen = self.engine.values(given) | self.decoding.values(given)
+        if chosen["model"] is None:
+            return {}
+        defaults = {p.name.removeprefix("judge_"): p.default for p in self.parameters()}
+        return {k: v for k, v in chosen.items() if k == "model" or v != defaults[k]}
+
+
+ENGINE = Options(EngineConfig)
+SAMPLING = Options(SamplingOverrides)
+SCORING = Options(ScoringConfig, exclude=("scorer",))  # --scorer's help differs per command
+JUDGE = JudgeOptions()
+
+DataDir = Annotated[
+    Path | None, typer.Option(help="Local data folder (D/<benchmark>/...) instead of the Hub.")
+]
+Scorer = Annotated[
+    str | None,
+    typer.Option(help="Scorer for jsonl: benchmarks: math, code, choice, cem, numeric, judge, cem+judge..."),
+]
+
+
+def config_options(**groups: Options | JudgeOptions) -> Callable:
+    """Add each group's options to the decorated command, which gets the built config by group name."""
+
+    def decorate(command: Callable) -> Callable:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name not in groups]
+        added = [p for group in groups.values() for p in group.parameters()]
+
+        @functools.wraps(command)
+        def with_configs(**given: Any) -> Any:
+            for name, group in groups.items():
+                given[name] = group.build(given)
+            return command(**given)
+
+        del with_configs.__wrapped__  # typer reads the signature below, not the command's
+        with_configs.__annotations__ = {}
+        with_configs.__signature__ = signature.replace(parameters=own + added)  # type: ignore[attr-defined]
+        return with_configs
+
+    return decorate

@@ -1,0 +1,93 @@
+"""`harness train` and `harness tiny-model`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from harness.cli.app import app
+from harness.cli.options import JUDGE, DataDir, config_options
+from harness.progress import console
+
+
+@app.command("train")
+@config_options(judge=JUDGE)
+def train_command(
+    judge: dict[str, Any],
+    method: Annotated[str, typer.Argument(help="Method: grpo.")],
+    model: Annotated[str | None, typer.Option(help="Model folder or Hub id to start from.")] = None,
+    dataset: Annotated[
+        str | None, typer.Option(help="Benchmark name, jsonl:PATH (or PATH.jsonl) or lm-eval:TASK.")
+    ] = None,
+    out: Annotated[str | None, typer.Option(help="Run folder; the same config on it resumes.")] = None,
+    config: Annotated[Path | None, typer.Option(help="YAML file with any TrainConfig keys.")] = None,
+    scorer: Annotated[str | None, typer.Option(help="Reward scorer [default: the dataset's].")] = None,
+    data_dir: DataDir = None,
+    max_steps: Annotated[int | None, typer.Option()] = None,
+    num_generations: Annotated[int | None, typer.Option(help="Samples per prompt (G).")] = None,
+    prompts_per_step: Annotated[int | None, typer.Option(help="Prompts per step and process.")] = None,
+    learning_rate: Annotated[float | None, typer.Option()] = None,
+    max_completion_length: Annotated[int | None, typer.Option()] = None,
+    save_steps: Annotated[int | None, typer.Option()] = None,
+    seed: Annotated[int | None, typer.Option()] = None,
+    eval_every: Annotated[
+        int | None, typer.Option(help="Evaluate every K steps into OUT/evals/step-K.")
+    ] = None,
+    eval_benchmarks: Annotated[
+        str | None, typer.Option(help="Comma-separated benchmarks to evaluate.")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="KEY=VALUE for any config key; trl.FIELD for any GRPOConfig field."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option(help="Print the resolved config and TRL arguments; load and train nothing.")
+    ] = False,
+) -> None:
+    """Train a model with a method on TRL; checkpoints land in OUT/checkpoint-N."""
+    import json
+
+    from trainers.config import load_config, parse_set
+
+    flags = {
+        "method": method,
+        "model": model,
+        "dataset": dataset,
+        "out": out,
+        "scorer": scorer,
+        "data_dir": str(data_dir) if data_dir else None,
+        "judge": judge or None,
+        "max_steps": max_steps,
+        "num_generations": num_generations,
+        "prompts_per_step": prompts_per_step,
+        "learning_rate": learning_rate,
+        "max_completion_length": max_completion_length,
+        "save_steps": save_steps,
+        "seed": seed,
+        "eval_every": eval_every,
+        "eval_benchmarks": eval_benchmarks,
+    }
+    cfg = load_config(config, {**parse_set(set_ or []), **flags})
+    if dry_run:
+        from trainers.run import describe
+
+        typer.echo(json.dumps(describe(cfg), indent=2, default=str))
+        return
+    from trainers.run import train
+
+    console.print(f"trained: {train(cfg)}")
+
+
+@app.command("tiny-model")
+def tiny_model_command(
+    out_dir: Annotated[Path, typer.Argument(help="Folder to write the model to.")],
+    thinking: Annotated[
+        bool, typer.Option(help="--no-thinking: a plain ChatML template, the answer follows the prompt.")
+    ] = True,
+) -> None:
+    """Build a deterministic tiny random Qwen2-style model with a <think>-aware chat template, offline."""
+    from harness.tiny_model import build_tiny_model
+
+    typer.echo(str(build_tiny_model(out_dir, thinking=thinking)))
