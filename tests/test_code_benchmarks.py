@@ -10,8 +10,8 @@ from helpers import run_cli
 
 from benchmarks import get_benchmark
 from harness.metrics import Outcome, aggregate
-from harness.stages.score import upstream_samples
 from harness.scoring.code import CodeScorer, private_tests
+from harness.stages.score import upstream_samples
 
 
 def _score(items, answers):

@@ -68,8 +68,9 @@ def bare_generate(llm, runs, prompts, duplicated: bool = False) -> int:
 def overhead(backend, cfg, repeats: int, scratch: Path) -> dict:
     """(a): harness eval end to end against LLM.generate of the same requests on the same engine."""
     from harness.backends.vllm import sample_runs
-    from harness.evaluate import plan, run_eval
-    from harness.pipeline import score_run
+    from harness.evaluate import run_eval
+    from harness.stages.plan import plan
+    from harness.stages.score import score_run
     from harness.store import RunDir
 
     runs = sample_runs(plan(cfg).requests)
@@ -91,7 +92,7 @@ def overhead(backend, cfg, repeats: int, scratch: Path) -> dict:
 def samples_per_request(backend, cfg, repeats: int) -> dict:
     """(b): n samples in one request against n duplicated requests."""
     from harness.backends.vllm import sample_runs
-    from harness.evaluate import plan
+    from harness.stages.plan import plan
 
     runs = sample_runs(plan(cfg).requests)
     prompts = [backend.chat.render(run[0].messages) for run in runs]
@@ -159,7 +160,7 @@ async def vllm_client(base_url: str, model: str, requests, concurrency: int) -> 
 def served(model: Path, cfg, concurrency: int, repeats: int, scratch: Path) -> dict:
     """(c): the openai backend against vLLM's benchmark client on one `vllm serve`."""
     from harness.backends.openai import OpenAIBackend
-    from harness.evaluate import plan
+    from harness.stages.plan import plan
 
     requests = plan(cfg).requests
     proc, base_url = start_server(model, scratch / "serve.log")
@@ -192,18 +193,21 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
 
+    from harness.backends import EngineConfig
     from harness.backends.vllm import VLLMBackend
-    from harness.evaluate import EvalConfig
+    from harness.config import EvalConfig, SamplingOverrides
     from harness.tiny_model import build_tiny_model
 
     w = workload(args.short)
     scratch = Path(tempfile.mkdtemp(prefix="bench-backends-"))
     model = args.model or build_tiny_model(scratch / "tiny")
     cfg = EvalConfig(
-        benchmarks=w["benchmarks"], model=str(model), backend="vllm", n=w["n"], max_tokens=w["max_tokens"],
-        limit=w["limit"], data_dir=args.data_dir, dtype="float32", enforce_eager=True,
-        gpu_memory_utilization=0.2,
-    )  # fmt: skip
+        benchmarks=w["benchmarks"],
+        engine=EngineConfig(str(model), backend="vllm", **ENGINE),
+        sampling=SamplingOverrides(n=w["n"], max_tokens=w["max_tokens"]),
+        limit=w["limit"],
+        data_dir=args.data_dir,
+    )
     backend = VLLMBackend(str(model), **ENGINE)
     try:
         a = overhead(backend, cfg, w["repeats"], scratch)
