@@ -27,7 +27,7 @@ CONFIG_FILE = "train.json"
 
 def item_rows(items: Sequence[Item], template: str, system_prompt: str | None = None) -> list[dict[str, Any]]:
     """Trainer rows (`prompt` messages, `answer`, `id`), prompted exactly as `harness eval` prompts."""
-    from harness.evaluate import messages_for
+    from harness.stages.plan import messages_for
 
     return [
         {"id": item.id, "answer": item.answer, "prompt": list(messages_for(item, template, system_prompt))}
