@@ -92,15 +92,11 @@ class JudgeOptions:
 
 ENGINE = Options(EngineConfig)
 SAMPLING = Options(SamplingOverrides)
-SCORING = Options(ScoringConfig, exclude=("scorer",))  # --scorer's help differs per command
+SCORING = Options(ScoringConfig)
 JUDGE = JudgeOptions()
 
 DataDir = Annotated[
     Path | None, typer.Option(help="Local data folder (D/<benchmark>/...) instead of the Hub.")
-]
-Scorer = Annotated[
-    str | None,
-    typer.Option(help="Scorer for jsonl: benchmarks: math, code, choice, cem, numeric, judge, cem+judge..."),
 ]
 
 

@@ -1,0 +1,69 @@
+"""Options shared by commands are one definition: same names, defaults and help in eval, score and train."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+
+from harness import HarnessError
+from harness.backends import EngineConfig
+from harness.cli import app
+from harness.cli.options import JUDGE
+from harness.scoring.judge import JudgeConfig
+from harness.stages.score import make_scorers
+
+
+def options(command: str) -> dict[str, tuple]:
+    """--flag -> (default, help) of one command."""
+    group = typer.main.get_command(app)
+    return {
+        p.opts[0]: (p.default, p.help)
+        for p in group.commands[command].params  # type: ignore[attr-defined]
+        if p.opts[0].startswith("--")
+    }
+
+
+def test_score_and_train_offer_every_judge_option_of_eval_identically():
+    judged = {flag: spec for flag, spec in options("eval").items() if flag.startswith("--judge-")}
+    assert {"--judge-model", "--judge-temperature", "--judge-max-tokens", "--judge-dtype"} <= set(judged)
+    assert "--judge-tensor-parallel-size" in judged and "--judge-data-parallel-size" not in judged
+    for command in ("score", "train"):
+        theirs = {flag: spec for flag, spec in options(command).items() if flag.startswith("--judge-")}
+        assert theirs == judged, command
+
+
+def test_eval_and_score_share_their_scoring_options():
+    ours, theirs = options("eval"), options("score")
+    for flag in ("--data-dir", "--scorer", "--numeric-rtol", "--lm-eval-include-path", "--score-timeout"):
+        assert ours[flag] == theirs[flag], flag
+
+
+def test_the_judge_options_keep_only_what_was_chosen():
+    defaults = {p.name: p.default for p in JUDGE.parameters()}
+    assert defaults["judge_backend"] == "openai" and defaults["judge_max_tokens"] == 8192
+    assert JUDGE.build(dict(defaults)) == {}  # no --judge-model: no judge
+    chosen = {**defaults, "judge_model": "j", "judge_backend": "vllm", "judge_dtype": "float32"}
+    settings = JUDGE.build(chosen)
+    assert settings == {"model": "j", "backend": "vllm", "dtype": "float32"}
+    judge = JudgeConfig.from_settings(settings)
+    assert judge.engine == EngineConfig("j", backend="vllm", dtype="float32") and judge.max_tokens == 8192
+
+
+def run_info(judge: JudgeConfig) -> dict:
+    return {
+        "config": {"scorers": {"qa": "cem+judge"}, "judge": judge.identity()},
+        "judge_base_url": "http://127.0.0.1:9/v1",
+    }
+
+
+def test_a_rescore_moves_the_runs_judge_but_never_changes_it():
+    info = run_info(JudgeConfig(EngineConfig("j", backend="openai", base_url="http://127.0.0.1:9/v1")))
+    moved = make_scorers(info, judge_settings={"base_url": "http://127.0.0.1:8/v1", "concurrency": 4})
+    judge = moved["qa"].judge.config
+    assert judge.engine.base_url == "http://127.0.0.1:8/v1" and judge.engine.concurrency == 4
+    assert moved["qa"].version == make_scorers(info)["qa"].version
+    for changed in ({"model": "other"}, {"repeats": 3}, {"dtype": "bfloat16"}):
+        with pytest.raises(HarnessError, match=f"differs in {next(iter(changed))}"):
+            make_scorers(info, judge_settings=changed)
+    with pytest.raises(HarnessError, match="no benchmark of this run is judged"):
+        make_scorers({"config": {"scorers": {"m": "math"}}}, judge_settings={"base_url": "http://x"})
