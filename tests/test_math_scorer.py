@@ -171,6 +171,17 @@ def test_hanging_answer_times_out_and_pool_recovers():
     assert results[3].extracted == "204"
 
 
+def test_persistent_workers_serve_every_call_until_closed():
+    scorer = MathScorer(workers=1, persistent=True)
+    workers = [w.process for w in scorer.pool.pool]
+    assert dict(scorer.score([r"\boxed{4}"], ["4"]))[0].value == 1.0
+    assert dict(scorer.score([r"\boxed{5}"], ["4"]))[0].value == 0.0
+    assert [w.process for w in scorer.pool.pool] == workers and workers[0].is_alive()
+    scorer.close()
+    assert scorer.pool is None and not workers[0].is_alive()
+    assert dict(scorer.score([r"\boxed{4}"], ["4"]))[0].value == 1.0  # a pool for the call, as without
+
+
 # ---------------------------------------------------------------------------------------------
 # as_integer
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Scorers by name; every scorer follows `base.Scorer` (`name`, `version`, `score(answers, golds, previous)`).
+"""Scorers by name; each follows `base.Scorer` (`name`, `version`, `score(answers, golds, previous)`).
 
 Rule scorers: math, code, choice, cem, numeric; `lm-eval:TASK` scores with an lm-eval task's own
 filters and process_results. `judge` is an LLM judge alone; `cem+judge`, `numeric+judge` and

@@ -15,7 +15,8 @@ class Scorer(Protocol):
     is stored with each score. `score` yields (index, Score) for every answer, in any order; a None
     answer is one that never closed its think block. `previous` holds each sample's earlier score
     details (or None), for scorers that reuse work already done, such as judge verdicts; others
-    ignore it.
+    ignore it. `close` ends what the scorer keeps between calls (the math scorer's persistent
+    worker processes).
     """
 
     name: str
@@ -29,3 +30,5 @@ class Scorer(Protocol):
         golds: Sequence[str],
         previous: Sequence[dict | None] | None = None,
     ) -> Iterator[tuple[int, Score]]: ...
+
+    def close(self) -> None: ...

@@ -55,3 +55,7 @@ class RuleThenJudge:
             value = 1.0 if judged["decision"] == "yes" else 0.0
             details = {**rule.details, "rule": rule.value, "judge": judged}
             yield i, Score(max(rule.value, value), rule.extracted, rule.canonical, details)
+
+    def close(self) -> None:
+        self.rule.close()
+        self.judge.close()

@@ -144,6 +144,9 @@ class CodeScorer:
             for future in as_completed(futures):
                 yield futures[future], future.result()
 
+    def close(self) -> None:
+        pass  # each `score` call has its own thread pool
+
     def _one(self, answer: str | None, gold_text: str) -> Score:
         if answer is None or not answer.strip():
             reason = "no answer (unclosed think block)" if answer is None else "empty answer"

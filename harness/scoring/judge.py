@@ -188,6 +188,9 @@ class JudgeScorer:
         if waiting:
             yield from self._ask(waiting)
 
+    def close(self) -> None:
+        pass  # each batch of questions starts and closes the judge's engine
+
     def _key(self, prompt: str) -> str:
         return hashlib.sha256(repr((sorted(self.config.identity().items()), prompt)).encode()).hexdigest()
 

@@ -170,3 +170,6 @@ class LMEvalScorer:
             if answer is None:
                 details["reason"] = "no answer (unclosed think block); scored as an empty response"
             yield i, Score(float(value), extracted, extracted, details)
+
+    def close(self) -> None:
+        pass

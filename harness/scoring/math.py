@@ -149,3 +149,9 @@ class MathScorer:
             else:  # timeout, crash or exception inside math-verify: recorded as wrong
                 error = {"error": f"{type(result).__name__}: {result}"}
                 yield index, Score(0.0, last_boxed(calls[j][1][0]), None, error)
+
+    def close(self) -> None:
+        """End the persistent pool's workers (a later `score` starts workers per call)."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None

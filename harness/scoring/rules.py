@@ -65,3 +65,6 @@ class RuleScorer:
     ) -> Iterator[tuple[int, Score]]:
         for i, (answer, gold) in enumerate(zip(answers, golds, strict=True)):
             yield i, no_answer(answer) or self.check(answer, parse_gold(gold))
+
+    def close(self) -> None:
+        pass
