@@ -52,9 +52,9 @@ def test_two_shards_equal_one_engine(single_engine, tiny_model, shared_data, tmp
 
 
 def shard_processes(parent: int) -> list[int]:
-    """The spawned shard workers among a process's children."""
+    """The shard processes among a process's children (not the scorer's workers, also spawned)."""
     children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-    return [int(pid) for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    return [int(pid) for pid in children if Path(f"/proc/{pid}/comm").read_text().startswith("harness-shard")]
 
 
 def test_killed_shards_are_reported_and_the_run_resumes(single_engine, tiny_model, shared_data, tmp_path):

@@ -10,6 +10,7 @@ sharding of vLLM's own offline data-parallel example; there is no scheduler to r
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import queue
@@ -22,6 +23,8 @@ from harness.backends import EngineConfig, make_backend
 from harness.stages.generate import OnEngine, OnRecords, generate_into
 from harness.store import RunDir
 from harness.types import Request
+
+PR_SET_NAME = 15  # prctl: set the calling thread's name
 
 
 def deal(requests: Sequence[Request], shards: int) -> list[list[Request]]:
@@ -77,10 +80,19 @@ def placements(shards: int, per_shard: int) -> list[Placement]:
     return result
 
 
+def _name_process(name: str) -> None:
+    """The name `ps` and `top` show for this process (Linux), beside the scorer's worker processes."""
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux
+        pass
+
+
 def _shard(
     engine: EngineConfig, k: int, requests: list[Request], run_dir: Path, place: Placement, messages
 ) -> None:
     """A shard's process: its own engine on its own devices, appending to the shared run directory."""
+    _name_process(f"harness-shard{k}")
     os.environ.update(place.env)
     if place.cpus is not None:
         os.sched_setaffinity(0, place.cpus)
