@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections import defaultdict
@@ -20,6 +21,7 @@ from harness.scoring.judge import JudgeConfig
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
 
 SCORE_FLUSH_EVERY = 64
+ENGINE_PROCESSES = 2  # an engine's own busy processes (vLLM: its API and engine-core processes)
 
 
 def make_scorers(
@@ -93,6 +95,11 @@ def score_into(
         run.append(SCORES, buffer)
 
 
+def spare_cores() -> int:
+    """Scorer workers beside a running engine: the cores its own processes leave (up to 4, at least 1)."""
+    return max(1, min(4, (os.cpu_count() or 1) - ENGINE_PROCESSES))
+
+
 class ScoreStream:
     """Scores each batch of generations while the engine generates the next, in a thread of its own.
 
@@ -102,10 +109,13 @@ class ScoreStream:
     def __init__(self, run: RunDir, *, timeout=None, workers=None, on_scored: Callable[[int], None]):
         info = run.read_json(RUN)
         self.run, self.golds, self.on_scored = run, info["answers"], on_scored
+        options = {
+            "timeout": timeout,
+            "workers": workers or spare_cores(),
+            **info["config"].get("scoring", {}),
+        }
         self.scorers = {
-            b: get_scorer(
-                name, timeout=timeout, workers=workers, persistent=True, **info["config"].get("scoring", {})
-            )
+            b: get_scorer(name, persistent=True, **options)
             for b, name in info["config"]["scorers"].items()
             if not name.endswith("judge")
         }

@@ -1,7 +1,8 @@
 """Backend benchmark on the tiny model: ours against a baseline in the same process, as ratios.
 
-(a) `harness eval` end to end (plan, generate, write records, score, aggregate) against a bare
-    `LLM.generate` of exactly the same requests, on the same engine. Goal: at most 1.10.
+(a) `harness eval` end to end (plan, generate and write records while scoring them, aggregate)
+    against a bare `LLM.generate` of exactly the same requests, on the same engine. Goal: at most 1.05.
+    Also timed: a full rescore of the run, the scoring that overlaps generation.
 (b) all `n` samples of an item in one vLLM request against `n` duplicated requests (lm-eval's way).
 (c) the openai backend against vLLM's own benchmark client (`vllm bench serve`'s request function),
     same requests, same concurrency, same `vllm serve`.
@@ -222,8 +223,8 @@ def main() -> None:
     print("| measurement | ours | baseline | ratio | goal |")
     print("|---|---|---|---|---|")
     print(f"| (a) harness eval vs bare LLM.generate (s) | {a['ours']:.2f} | {a['bare']:.2f} "
-          f"| {a['ours'] / a['bare']:.3f} | <= 1.10 |")  # fmt: skip
-    print(f"| (a) of which scoring (s) | {a['score']:.2f} | | | |")
+          f"| {a['ours'] / a['bare']:.3f} | <= 1.05 |")  # fmt: skip
+    print(f"| (a) a full rescore of the run, overlapped in eval (s) | {a['score']:.2f} | | | |")
     print(f"| (b) n per request vs duplicated requests (samples/s) | {samples / b['one']:.1f} "
           f"| {samples / b['dup']:.1f} | {b['dup'] / b['one']:.3f} | >= 1 |")  # fmt: skip
     print(f"| (c) openai backend vs vLLM bench client, concurrency {args.concurrency} (samples/s) "
