@@ -1,0 +1,87 @@
+"""Scoring while generating: each batch is scored as it is submitted, and the finished run equals one
+scored after generation, byte for byte, even when the streamed scorer fails."""
+
+from __future__ import annotations
+
+import time
+
+from harness.backends import EngineConfig
+from harness.records import generation_record
+from harness.scoring.judge import JudgeConfig
+from harness.stages.score import ScoreStream, score_run
+from harness.store import GENERATIONS, SCORES, RunDir
+
+GOLDS = {str(i): str(i * 7) for i in range(12)}
+
+
+def start_run(path) -> RunDir:
+    run = RunDir(path)
+    judge = JudgeConfig(EngineConfig("j", backend="openai", base_url="http://127.0.0.1:9/v1"))
+    config = {
+        "benchmarks": ["sums", "qa"],
+        "scorers": {"sums": "math", "qa": "cem+judge"},
+        "judge": judge.identity(),
+    }
+    answers = {"sums": GOLDS, "qa": {"q": "paris"}}
+    run.start(
+        {"config": config, "config_hash": "h", "answers": answers, "judge_base_url": judge.engine.base_url}
+    )
+    return run
+
+
+def batch(item: str) -> list[dict]:
+    """Two samples of an item: one right, one wrong."""
+    right, wrong = f"\\boxed{{{int(item) * 7}}}", "\\boxed{-1}"
+    return [generation_record("sums", item, k, text) for k, text in enumerate((right, wrong))]
+
+
+def scored(run: RunDir) -> int:
+    return len(run.records(SCORES)) if run.file(SCORES).exists() else 0
+
+
+def test_batches_are_scored_as_they_arrive_and_equal_scoring_afterwards(tmp_path):
+    streamed, after = start_run(tmp_path / "streamed"), start_run(tmp_path / "after")
+    seen = []
+    stream = ScoreStream(streamed, workers=1, on_scored=seen.append)
+    assert stream.streams("sums") and not stream.streams("qa")  # the judged benchmark waits for the end
+    try:
+        for item in GOLDS:
+            records = batch(item)
+            streamed.append(GENERATIONS, records)
+            after.append(GENERATIONS, records)
+            stream.submit(records)
+            if item == "0":  # the first batch is scored before the next one is generated
+                deadline = time.monotonic() + 60
+                while scored(streamed) < 2:
+                    assert time.monotonic() < deadline, "the first batch was not scored"
+                    time.sleep(0.05)
+    finally:
+        stream.close()
+    assert scored(streamed) == 2 * len(GOLDS) and sum(seen) == 2 * len(GOLDS)
+    results = score_run(streamed)
+    assert results == score_run(after)
+    assert results["sums"]["avg@2"] == 0.5 and results["sums"]["pass@2"] == 1.0
+    for name in ("generations.jsonl", "scores.jsonl", "results.json"):
+        assert streamed.file(name).read_bytes() == after.file(name).read_bytes(), name
+
+
+def test_a_failing_streamed_scorer_leaves_its_batches_to_the_final_pass(tmp_path):
+    run, reference = start_run(tmp_path / "failing"), start_run(tmp_path / "reference")
+    stream = ScoreStream(run, workers=1, on_scored=lambda n: None)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("scorer crashed")
+        yield
+
+    stream.scorers["sums"].score = broken
+    try:
+        for item in GOLDS:
+            run.append(GENERATIONS, batch(item))
+            reference.append(GENERATIONS, batch(item))
+            stream.submit(batch(item))
+    finally:
+        stream.close()
+    assert scored(run) == 0 and stream.failed
+    score_run(run)
+    score_run(reference)
+    assert run.file(SCORES).read_bytes() == reference.file(SCORES).read_bytes()
