@@ -46,16 +46,22 @@ class ScoringConfig:
 class EvalConfig:
     """One `harness eval` run."""
 
-    benchmarks: tuple[str, ...]
-    engine: EngineConfig
-    sampling: SamplingOverrides = SamplingOverrides()
-    scoring: ScoringConfig = ScoringConfig()
-    judge: JudgeConfig | None = None  # judges free-text answers: max(rule, judge)
-    out: Path | None = None  # None: runs/<model>-<config hash>
-    seed: int = 0
-    limit: int | None = None
-    data_dir: Path | None = None
-    preset: str | None = None  # a paper's protocol (harness/presets.py); explicit settings win
-    prompt_template: str | None = None  # "{problem}" is replaced by the problem text
-    system_prompt: str | None = None
-    max_input_tokens: int | None = None  # None: the benchmark's (or preset's); 0: never cut
+    benchmarks: tuple[str, ...] = setting(help="Benchmark names, jsonl:PATH or lm-eval:TASK.", cli=False)
+    engine: EngineConfig = setting(help="The model and its engine.", cli=False)
+    sampling: SamplingOverrides = setting(SamplingOverrides(), cli=False)
+    scoring: ScoringConfig = setting(ScoringConfig(), cli=False)
+    judge: JudgeConfig | None = setting(None, "Judges free-text answers: max(rule, judge).", cli=False)
+    preset: str | None = setting(
+        None, "A paper's protocol: spell, spell-100k, azr, arena, ulorl, spae... (see list)."
+    )
+    out: Path | None = setting(
+        None, "Run directory, resumed if it exists [default: runs/<model>-<config hash>]."
+    )
+    seed: int = setting(0, "Run seed; each sample's seed is derived from it.")
+    limit: int | None = setting(None, "Only the first L items of each benchmark.")
+    data_dir: Path | None = setting(None, "Local data folder (D/<benchmark>/...) instead of the Hub.")
+    max_input_tokens: int | None = setting(
+        None, "Cut longer prompts in the middle to this many tokens (0: never) [default: the benchmark's]."
+    )
+    prompt_template: str | None = setting(None, "User prompt; {problem} is replaced.")
+    system_prompt: str | None = setting(None, "System prompt.")

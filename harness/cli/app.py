@@ -13,6 +13,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,  # help texts are plain: "[default: ...]" is text, not markup
     help="Evaluate reasoning models with trustworthy numbers.",
 )
 

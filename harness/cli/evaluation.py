@@ -11,7 +11,7 @@ import typer
 from harness import HarnessError
 from harness.backends import EngineConfig
 from harness.cli.app import app
-from harness.cli.options import ENGINE, JUDGE, SAMPLING, SCORING, DataDir, Options, config_options
+from harness.cli.options import DATA_DIR, ENGINE, JUDGE, RUN, SAMPLING, SCORING, Options, config_options
 from harness.config import SamplingOverrides, ScoringConfig
 from harness.progress import console
 
@@ -37,8 +37,9 @@ def _fit_hardware(sampling: SamplingOverrides) -> SamplingOverrides:
 
 
 @app.command("eval")
-@config_options(engine=ENGINE, sampling=SAMPLING, scoring=SCORING, judge=JUDGE)
+@config_options(run=RUN, engine=ENGINE, sampling=SAMPLING, scoring=SCORING, judge=JUDGE)
 def eval_command(
+    run: dict[str, Any],
     engine: EngineConfig,
     sampling: SamplingOverrides,
     scoring: ScoringConfig,
@@ -47,25 +48,6 @@ def eval_command(
         str | None,
         typer.Option(help="Comma-separated names, jsonl:PATH or lm-eval:TASK [default: the preset's]."),
     ] = None,
-    preset: Annotated[
-        str | None,
-        typer.Option(help="A paper's protocol: spell, spell-100k, azr, arena, ulorl, spae... (see list)."),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(help="Run directory, resumed if it exists [default: runs/<model>-<config hash>]."),
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Run seed; each sample's seed is derived from it.")] = 0,
-    limit: Annotated[int | None, typer.Option(help="Only the first L items of each benchmark.")] = None,
-    data_dir: DataDir = None,
-    max_input_tokens: Annotated[
-        int | None,
-        typer.Option(
-            help="Cut longer prompts in the middle to this many tokens (0: never) [default: the benchmark's]."
-        ),
-    ] = None,
-    prompt_template: Annotated[str | None, typer.Option(help="User prompt; {problem} is replaced.")] = None,
-    system_prompt: Annotated[str | None, typer.Option()] = None,
     fit_hardware: Annotated[bool, typer.Option(help="Cap n and max tokens when there is no GPU.")] = False,
 ) -> None:
     """Generate, score and aggregate: writes run.json, generations.jsonl, scores.jsonl, results.json."""
@@ -81,14 +63,7 @@ def eval_command(
         sampling=_fit_hardware(sampling) if fit_hardware else sampling,
         scoring=scoring,
         judge=JudgeConfig.from_settings(judge) if judge else None,
-        out=out,
-        seed=seed,
-        limit=limit,
-        data_dir=data_dir,
-        preset=preset,
-        prompt_template=prompt_template,
-        system_prompt=system_prompt,
-        max_input_tokens=max_input_tokens,
+        **run,
     )
     out, results = run_eval(cfg)
     print_summary(results, f"{engine.model} → {out}")
@@ -96,20 +71,21 @@ def eval_command(
 
 
 @app.command("score")
-@config_options(scoring=Options(ScoringConfig, exclude=("upstream_compat",)), judge=JUDGE)
+@config_options(run=DATA_DIR, scoring=Options(ScoringConfig, exclude=("upstream_compat",)), judge=JUDGE)
 def score_command(
+    run: dict[str, Any],
     scoring: ScoringConfig,
     judge: dict[str, Any],
     run_dir: Annotated[Path | None, typer.Argument(help="Run directory to rescore.")] = None,
     generations: Annotated[Path | None, typer.Option(help="JSONL of generations made elsewhere.")] = None,
     benchmark: Annotated[str | None, typer.Option(help="Benchmark the generations answer.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory to write (with --generations).")] = None,
-    data_dir: DataDir = None,
 ) -> None:
     """Rescore RUN_DIR without generating (with its own judge: --judge-* options may only say where and how
     that judge runs), or score --generations FILE into --out DIR."""
     from harness.report.summary import print_summary
 
+    data_dir = run["data_dir"]
     if generations is not None:
         if run_dir is not None or benchmark is None or out is None:
             raise HarnessError("use: harness score --generations FILE --benchmark B --out DIR")

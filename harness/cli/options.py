@@ -11,13 +11,12 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
-from pathlib import Path
 from typing import Annotated, Any, get_type_hints
 
 import typer
 
 from harness.backends import EngineConfig
-from harness.config import SamplingOverrides, ScoringConfig
+from harness.config import EvalConfig, SamplingOverrides, ScoringConfig
 from harness.scoring.judge import JudgeConfig
 
 
@@ -30,9 +29,12 @@ class Options:
     defaults: dict[str, Any] = field(default_factory=dict)  # this command's defaults, where they differ
     helps: dict[str, str] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()  # just these fields
+    partial: bool = False  # build a dict of the values, for a config that also takes others
 
     def fields(self) -> list:
-        return [f for f in fields(self.config) if f.metadata.get("cli", True) and f.name not in self.exclude]
+        shown = [f for f in fields(self.config) if f.metadata.get("cli", True) and f.name not in self.exclude]
+        return [f for f in shown if f.name in self.only] if self.only else shown
 
     def parameters(self) -> list[inspect.Parameter]:
         hints = get_type_hints(self.config)
@@ -55,7 +57,8 @@ class Options:
         return {f.name: given.pop(self.prefix + f.name) for f in self.fields()}
 
     def build(self, given: dict[str, Any]) -> Any:
-        return self.config(**self.values(given))
+        values = self.values(given)
+        return values if self.partial else self.config(**values)
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,8 @@ SAMPLING = Options(SamplingOverrides)
 SCORING = Options(ScoringConfig)
 JUDGE = JudgeOptions()
 
-DataDir = Annotated[
-    Path | None, typer.Option(help="Local data folder (D/<benchmark>/...) instead of the Hub.")
-]
+RUN = Options(EvalConfig, partial=True)  # the run settings beside the configs above
+DATA_DIR = Options(EvalConfig, partial=True, only=("data_dir",))
 
 
 def config_options(**groups: Options | JudgeOptions) -> Callable:

@@ -8,13 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from harness.cli.app import app
-from harness.cli.options import JUDGE, DataDir, config_options
+from harness.cli.options import DATA_DIR, JUDGE, config_options
 from harness.progress import console
 
 
 @app.command("train")
-@config_options(judge=JUDGE)
+@config_options(run=DATA_DIR, judge=JUDGE)
 def train_command(
+    run: dict[str, Any],
     judge: dict[str, Any],
     method: Annotated[str, typer.Argument(help="Method: grpo.")],
     model: Annotated[str | None, typer.Option(help="Model folder or Hub id to start from.")] = None,
@@ -24,7 +25,6 @@ def train_command(
     out: Annotated[str | None, typer.Option(help="Run folder; the same config on it resumes.")] = None,
     config: Annotated[Path | None, typer.Option(help="YAML file with any TrainConfig keys.")] = None,
     scorer: Annotated[str | None, typer.Option(help="Reward scorer [default: the dataset's].")] = None,
-    data_dir: DataDir = None,
     max_steps: Annotated[int | None, typer.Option()] = None,
     num_generations: Annotated[int | None, typer.Option(help="Samples per prompt (G).")] = None,
     prompts_per_step: Annotated[int | None, typer.Option(help="Prompts per step and process.")] = None,
@@ -57,7 +57,7 @@ def train_command(
         "dataset": dataset,
         "out": out,
         "scorer": scorer,
-        "data_dir": str(data_dir) if data_dir else None,
+        "data_dir": str(run["data_dir"]) if run["data_dir"] else None,
         "judge": judge or None,
         "max_steps": max_steps,
         "num_generations": num_generations,
