@@ -36,6 +36,7 @@ def test_eval_and_score_share_their_scoring_options():
     ours, theirs = options("eval"), options("score")
     for flag in ("--data-dir", "--scorer", "--numeric-rtol", "--lm-eval-include-path", "--score-timeout"):
         assert ours[flag] == theirs[flag], flag
+    assert options("train")["--data-dir"] == ours["--data-dir"]
 
 
 def test_the_judge_options_keep_only_what_was_chosen():
