@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
 from harness.backends import check_engine, make_backend
 from harness.config import EvalConfig
 from harness.progress import console, progress_bar
+from harness.scoring.judge import check_judge_engine
 from harness.stages.generate import OnRecords, generate_into, record_engine
 from harness.stages.plan import plan
 from harness.stages.score import ScoreStream, score_run
@@ -29,6 +31,8 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
     Returns the run directory and results.json's content.
     """
     check_engine(cfg.engine)
+    if cfg.judge is not None:
+        check_judge_engine(cfg.judge)
     p = plan(cfg)
     out = cfg.out or default_out(cfg.engine.model, p.run_info["config_hash"])
     run = RunDir(out)
@@ -55,17 +59,17 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
 
             try:
                 generate(cfg, run, pending, backend, on_records)
-            finally:
-                stream.close()
+            except BaseException:  # what was written stays; score_run scores it on the next run
+                stream.close(finish=False)
+                raise
+            stream.close()
     return out, score_run(run, timeout=timeout, workers=workers)
 
 
 def generate(cfg: EvalConfig, run: RunDir, pending: list[Request], backend, on_records: OnRecords) -> None:
     """On `backend`, on a fresh engine, or on one engine per data-parallel shard."""
 
-    def on_engine(engine: dict) -> None:
-        record_engine(run, engine)
-
+    on_engine = functools.partial(record_engine, run)
     if cfg.engine.data_parallel_size > 1:
         generate_sharded(cfg.engine, pending, run.path, on_engine=on_engine, on_records=on_records)
         return

@@ -8,7 +8,7 @@ import typer
 from harness import HarnessError
 from harness.backends import EngineConfig
 from harness.cli import app
-from harness.cli.options import JUDGE
+from harness.cli.options import JUDGE, judge_config
 from harness.scoring.judge import JudgeConfig
 from harness.stages.score import make_scorers
 
@@ -42,7 +42,11 @@ def test_eval_and_score_share_their_scoring_options():
 def test_the_judge_options_keep_only_what_was_chosen():
     defaults = {p.name: p.default for p in JUDGE.parameters()}
     assert defaults["judge_backend"] == "openai" and defaults["judge_max_tokens"] == 8192
-    assert JUDGE.build(dict(defaults)) == {}  # no --judge-model: no judge
+    assert JUDGE.build(dict(defaults)) == {} and judge_config({}) is None
+    moved = JUDGE.build({**defaults, "judge_base_url": "http://127.0.0.1:8/v1"})
+    assert moved == {"base_url": "http://127.0.0.1:8/v1"}  # enough for a rescore, not for a new judge
+    with pytest.raises(HarnessError, match="--judge-base-url: the judge's settings need --judge-model"):
+        judge_config(moved)
     chosen = {**defaults, "judge_model": "j", "judge_backend": "vllm", "judge_dtype": "float32"}
     settings = JUDGE.build(chosen)
     assert settings == {"model": "j", "backend": "vllm", "dtype": "float32"}
@@ -68,3 +72,17 @@ def test_a_rescore_moves_the_runs_judge_but_never_changes_it():
             make_scorers(info, judge_settings=changed)
     with pytest.raises(HarnessError, match="no benchmark of this run is judged"):
         make_scorers({"config": {"scorers": {"m": "math"}}}, judge_settings={"base_url": "http://x"})
+
+
+def test_train_judge_settings_amend_the_file_and_only_who_judges_is_identity(tmp_path):
+    from trainers.config import load_config
+
+    config = tmp_path / "train.yaml"
+    config.write_text("judge: {model: j, base_url: 'http://127.0.0.1:9/v1', repeats: 3}\n")
+    base = {"method": "grpo", "model": "m", "dataset": "aime24", "out": str(tmp_path / "o")}
+    moved = load_config(config, {**base, "judge": {"base_url": "http://127.0.0.1:8/v1", "concurrency": 4}})
+    assert moved.judge == {"model": "j", "base_url": "http://127.0.0.1:8/v1", "repeats": 3, "concurrency": 4}
+    assert moved.hash == load_config(config, base).hash  # served elsewhere: the same run, resumable
+    assert moved.hash != load_config(config, {**base, "judge": {"repeats": 5}}).hash
+    with pytest.raises(HarnessError, match="need a model"):
+        load_config(None, {**base, "judge": {"base_url": "http://127.0.0.1:8/v1"}})

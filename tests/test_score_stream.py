@@ -7,9 +7,11 @@ import time
 
 from harness.backends import EngineConfig
 from harness.records import generation_record
+from harness.scoring import timeless
 from harness.scoring.judge import JudgeConfig
 from harness.stages.score import ScoreStream, score_run
 from harness.store import GENERATIONS, SCORES, RunDir
+from harness.types import Score
 
 GOLDS = {str(i): str(i * 7) for i in range(12)}
 
@@ -84,4 +86,27 @@ def test_a_failing_streamed_scorer_leaves_its_batches_to_the_final_pass(tmp_path
     assert scored(run) == 0 and stream.failed
     score_run(run)
     score_run(reference)
+    assert run.file(SCORES).read_bytes() == reference.file(SCORES).read_bytes()
+
+
+def test_only_verdicts_a_busy_machine_cannot_change_are_streamed(tmp_path):
+    assert timeless("math") and timeless("cem") and timeless("lm-eval:gsm8k")
+    assert not timeless("code") and not timeless("judge") and not timeless("numeric+judge")
+    run, reference = start_run(tmp_path / "timed-out"), start_run(tmp_path / "reference")
+    stream = ScoreStream(run, workers=1, on_scored=lambda n: None)
+
+    def timed_out(answers, golds, previous=None):
+        for i in range(len(answers)):
+            yield i, Score(0.0, None, None, {"error": "CallTimeout: no result within 10s; worker killed"})
+
+    stream.scorers["sums"].score = timed_out
+    try:
+        for item in GOLDS:
+            run.append(GENERATIONS, batch(item))
+            reference.append(GENERATIONS, batch(item))
+            stream.submit(batch(item))
+    finally:
+        stream.close()
+    assert scored(run) == 0 and not stream.failed  # not written: scored again once generation ends
+    assert score_run(run) == score_run(reference)
     assert run.file(SCORES).read_bytes() == reference.file(SCORES).read_bytes()

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from harness import HarnessError
+from harness.scoring.judge import IDENTITY as JUDGE_IDENTITY
 
 # Ours: set on the GRPOConfig we build, so `trl:` may not set them
 OWNED_TRL_FIELDS = {
@@ -53,7 +54,7 @@ class TrainConfig:
     dataset: str  # a benchmark name, jsonl:PATH (or a .jsonl path), lm-eval:TASK
     out: str
     scorer: str | None = None  # the reward's harness scorer; default: the dataset's own
-    judge: dict[str, Any] | None = None  # for judged scorers: JudgeConfig fields (model, base_url, ...)
+    judge: dict[str, Any] | None = None  # for judged scorers: flat judge settings (model, base_url, ...)
     data_dir: str | None = None  # local benchmark files, as for `harness eval`
     limit: int | None = None  # train on the first L items only
     prompt_template: str | None = None  # "{problem}" is replaced; default: the benchmark's prompt
@@ -89,6 +90,8 @@ class TrainConfig:
         clash = OWNED_TRL_FIELDS & set(self.trl)
         if clash:
             raise HarnessError(f"set {sorted(clash)} as top-level keys, not under `trl:`")
+        if self.judge is not None and "model" not in self.judge:
+            raise HarnessError("judge settings need a model (judge: {model: ...} or --judge-model)")
         if self.eval_every is not None:
             if not self.eval_benchmarks:
                 raise HarnessError("--eval-every needs --eval-benchmarks")
@@ -102,8 +105,8 @@ class TrainConfig:
     def identity(self) -> dict[str, Any]:
         """What makes two runs the same run: all but where the data files and the judge server live."""
         values = {k: v for k, v in dataclasses.asdict(self).items() if k != "data_dir"}
-        if self.judge:
-            values["judge"] = {k: v for k, v in self.judge.items() if k != "base_url"}
+        if self.judge:  # who judges and how, not where or how fast it is served
+            values["judge"] = {k: v for k, v in self.judge.items() if k in JUDGE_IDENTITY}
         return values
 
     @property
@@ -130,6 +133,8 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> TrainConfig:
             continue
         if key.startswith("trl."):
             values.setdefault("trl", {})[key.removeprefix("trl.")] = value
+        elif key == "judge":  # the command line's judge settings amend the file's
+            values["judge"] = {**(values.get("judge") or {}), **value}
         else:
             values[key] = value
     unknown = sorted(set(values) - set(FIELDS))

@@ -11,7 +11,17 @@ import typer
 from harness import HarnessError
 from harness.backends import EngineConfig
 from harness.cli.app import app
-from harness.cli.options import DATA_DIR, ENGINE, JUDGE, RUN, SAMPLING, SCORING, Options, config_options
+from harness.cli.options import (
+    DATA_DIR,
+    ENGINE,
+    JUDGE,
+    RUN,
+    SAMPLING,
+    SCORING,
+    Options,
+    config_options,
+    judge_config,
+)
 from harness.config import SamplingOverrides, ScoringConfig
 from harness.progress import console
 
@@ -55,14 +65,13 @@ def eval_command(
     from harness.evaluate import run_eval
     from harness.report.summary import print_summary
     from harness.report.table import render
-    from harness.scoring.judge import JudgeConfig
 
     cfg = EvalConfig(
         benchmarks=tuple(b.strip() for b in (benchmarks or "").split(",") if b.strip()),
         engine=engine,
         sampling=_fit_hardware(sampling) if fit_hardware else sampling,
         scoring=scoring,
-        judge=JudgeConfig.from_settings(judge) if judge else None,
+        judge=judge_config(judge),
         **run,
     )
     out, results = run_eval(cfg)
@@ -90,7 +99,6 @@ def score_command(
         if run_dir is not None or benchmark is None or out is None:
             raise HarnessError("use: harness score --generations FILE --benchmark B --out DIR")
         from harness.external import import_generations
-        from harness.scoring.judge import JudgeConfig
 
         results = import_generations(
             generations,
@@ -98,7 +106,7 @@ def score_command(
             out,
             data_dir=data_dir,
             scoring=scoring,
-            judge=JudgeConfig.from_settings(judge) if judge else None,
+            judge=judge_config(judge),
         )
         print_summary(results, f"{generations} → {out}")
         return

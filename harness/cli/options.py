@@ -15,6 +15,7 @@ from typing import Annotated, Any, get_type_hints
 
 import typer
 
+from harness import HarnessError
 from harness.backends import EngineConfig
 from harness.config import EvalConfig, SamplingOverrides, ScoringConfig
 from harness.scoring.judge import JudgeConfig
@@ -67,7 +68,7 @@ class JudgeOptions:
 
     Builds the judge's settings that differ from the defaults, flat (`{"model": ..., "base_url": ...}`):
     what `JudgeConfig.from_settings` takes, a train config keeps, and a rescore checks against the run's
-    own judge. Empty without --judge-model."""
+    own judge (which needs no --judge-model)."""
 
     engine: Options = Options(
         EngineConfig,
@@ -87,10 +88,18 @@ class JudgeOptions:
 
     def build(self, given: dict[str, Any]) -> dict[str, Any]:
         chosen = self.engine.values(given) | self.decoding.values(given)
-        if chosen["model"] is None:
-            return {}
         defaults = {p.name.removeprefix("judge_"): p.default for p in self.parameters()}
-        return {k: v for k, v in chosen.items() if k == "model" or v != defaults[k]}
+        return {k: v for k, v in chosen.items() if v != defaults[k]}
+
+
+def judge_config(settings: dict[str, Any]) -> JudgeConfig | None:
+    """The judge the --judge-* options describe; None without them, refused without --judge-model."""
+    if not settings:
+        return None
+    if "model" not in settings:
+        flags = ", ".join(f"--judge-{k.replace('_', '-')}" for k in settings)
+        raise HarnessError(f"{flags}: the judge's settings need --judge-model")
+    return JudgeConfig.from_settings(settings)
 
 
 ENGINE = Options(EngineConfig)

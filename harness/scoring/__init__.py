@@ -1,4 +1,5 @@
-"""Scorers by name; each follows `base.Scorer` (`name`, `version`, `score(answers, golds, previous)`).
+"""Scorers by name; each follows `base.Scorer` (`name`, `version`, `score(answers, golds, previous)`,
+`close()`).
 
 Rule scorers: math, code, choice, cem, numeric; `lm-eval:TASK` scores with an lm-eval task's own
 filters and process_results. `judge` is an LLM judge alone; `cem+judge`, `numeric+judge` and
@@ -24,7 +25,17 @@ from harness.scoring.math import MathScorer
 from harness.scoring.numeric import DEFAULT_RTOL, NumericScorer
 from harness.scoring.rules import RuleScorer
 
-__all__ = ["NAMES", "SCORERS", "JudgeConfig", "JudgeScorer", "RuleThenJudge", "Scorer", "get_scorer"]
+__all__ = [
+    "NAMES",
+    "SCORERS",
+    "JudgeConfig",
+    "JudgeScorer",
+    "RuleThenJudge",
+    "Scorer",
+    "get_scorer",
+    "judged",
+    "timeless",
+]
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,17 @@ SCORERS: dict[str, Callable[[Options], Scorer]] = {
     **{f"{rule}+judge": _rule_then_judge(rule) for rule in RULES},
 }
 NAMES = tuple(SCORERS)  # and lm-eval:TASK for any lm-eval generate_until task
+
+
+def judged(name: str) -> bool:
+    """Whether the named scorer asks an LLM judge."""
+    return name == "judge" or name.endswith("+judge")
+
+
+def timeless(name: str) -> bool:
+    """Whether the named scorer's verdicts cannot depend on how busy the machine is: no judge engine to
+    start, no timed programs to run (code that passes on an idle machine may time out on a busy one)."""
+    return not judged(name) and name != "code"
 
 
 def get_scorer(

@@ -50,6 +50,9 @@ RAW_KEPT = 4000  # characters of each raw judge reply kept in the details
 JUDGE_FLAG = re.compile(r"--(?!judge-)(?=[a-z])")  # an engine option, as the judge's CLI spells it
 
 
+IDENTITY = ("model", "backend", "prompt", "repeats", "temperature", "max_tokens", "dtype")  # identity()'s
+
+
 @dataclass(frozen=True)
 class JudgeConfig:
     """Who judges and how. The engine runs the judge model (its own backend, dtype, parallelism);
@@ -104,6 +107,14 @@ class JudgeConfig:
     @property
     def prompt_sha(self) -> str:
         return hashlib.sha256(self.template.encode()).hexdigest()
+
+
+def check_judge_engine(config: JudgeConfig) -> None:
+    """Refuse the judge's engine settings now, not after generating; errors name the --judge-... flags."""
+    try:
+        check_engine(config.engine)
+    except HarnessError as e:
+        raise HarnessError(f"judge: {JUDGE_FLAG.sub('--judge-', str(e))}") from None
 
 
 def parse_verdict(text: str) -> str:
@@ -232,9 +243,6 @@ class JudgeScorer:
             backend.close()
 
     def _backend(self):
-        """The judge's own engine, its option errors naming the --judge-... flags."""
-        try:
-            check_engine(self.config.engine)
-        except HarnessError as e:
-            raise HarnessError(f"judge: {JUDGE_FLAG.sub('--judge-', str(e))}") from None
+        """The judge's own engine."""
+        check_judge_engine(self.config)
         return make_backend(self.config.engine)

@@ -12,6 +12,7 @@ from harness.config import EvalConfig, ScoringConfig
 from harness.presets import Preset, get_preset
 from harness.progress import console
 from harness.runinfo import machine, packages, stable_hash
+from harness.scoring import judged
 from harness.scoring.judge import JudgeConfig
 from harness.types import Item, Request, Sampling
 
@@ -185,10 +186,10 @@ def scoring_config(
     scoring = {k: v for k, v in scoring.items() if v is not None}
     if scoring:
         extra["scoring"] = scoring
-    judged = [b for b, name in scorers.items() if name.endswith("judge")]
-    if judged:
+    with_judge = [b for b, name in scorers.items() if judged(name)]
+    if with_judge:
         if judge is None:
-            raise HarnessError(f"scorer {scorers[judged[0]]!r} needs a judge: pass --judge-model")
+            raise HarnessError(f"scorer {scorers[with_judge[0]]!r} needs a judge: pass --judge-model")
         extra["judge"] = judge.identity()
     elif judge is not None:
         console.print(

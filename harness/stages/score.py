@@ -16,9 +16,10 @@ from typing import Any
 from harness import HarnessError
 from harness.metrics import Outcome, aggregate
 from harness.progress import progress_bar
-from harness.scoring import Scorer, get_scorer
+from harness.scoring import Scorer, get_scorer, timeless
 from harness.scoring.judge import JudgeConfig
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
+from harness.types import Score
 
 SCORE_FLUSH_EVERY = 64
 ENGINE_PROCESSES = 2  # an engine's own busy processes (vLLM: its API and engine-core processes)
@@ -43,9 +44,8 @@ def make_scorers(
         judge = JudgeConfig.from_settings(
             {**settings, "base_url": info.get("judge_base_url"), **(judge_settings or {})}
         )
-        changed = sorted(
-            k for k in judge.identity().keys() | recorded.keys() if judge.identity().get(k) != recorded.get(k)
-        )
+        identity = judge.identity()
+        changed = sorted(k for k in identity.keys() | recorded.keys() if identity.get(k) != recorded.get(k))
         if changed == ["prompt_sha256"]:
             raise HarnessError(f"the judge prompt {judge.prompt!r} changed since this run was made")
         if changed:
@@ -66,14 +66,16 @@ def score_into(
     golds: dict[str, str],
     previous: Sequence[dict | None] | None = None,
     on_scored: Callable[[int], None] = lambda n: None,
+    keep: Callable[[Score], bool] = lambda score: True,
 ) -> None:
-    """Score one benchmark's generations and append their score records as they come (64 at a time).
-
-    A scorer that fails half-way (a dead judge) keeps what it finished."""
+    """Score one benchmark's generations and append the score records it `keep`s as they come (64 at a
+    time). A scorer that fails half-way (a dead judge) keeps what it finished."""
     answers = [g["answer"] for g in generations]
     buffer = []
     try:
         for i, score in scorer.score(answers, [golds[g["item_id"]] for g in generations], previous):
+            if not keep(score):
+                continue
             g = generations[i]
             buffer.append(
                 {
@@ -97,14 +99,21 @@ def score_into(
 
 def spare_cores() -> int:
     """Scorer workers beside a running engine: the cores its own processes leave (up to 4, at least 1)."""
-    return max(1, min(4, (os.cpu_count() or 1) - ENGINE_PROCESSES))
+    return max(1, min(4, len(os.sched_getaffinity(0)) - ENGINE_PROCESSES))
+
+
+def streamed(record: dict) -> dict:
+    """What the stream needs of a generation record (a shard sends only this to its parent)."""
+    return {k: record[k] for k in ("benchmark", "item_id", "sample_idx", "answer")}
 
 
 class ScoreStream:
     """Scores each batch of generations while the engine generates the next, in a thread of its own.
 
-    Benchmarks an LLM judges wait for `score_run`, so that their judge engine starts once, after the
-    model's. A batch whose scorer fails is left unscored: `score_run` scores it again and reports."""
+    Only scorers whose verdicts cannot depend on the busy machine stream (`scoring.timeless`); the
+    others, and any verdict that ends in an error (a math-verify call past its time limit), wait for
+    `score_run`. A benchmark whose scorer fails stops streaming; `score_run` scores its rest again
+    and reports the error."""
 
     def __init__(self, run: RunDir, *, timeout=None, workers=None, on_scored: Callable[[int], None]):
         info = run.read_json(RUN)
@@ -117,10 +126,11 @@ class ScoreStream:
         self.scorers = {
             b: get_scorer(name, persistent=True, **options)
             for b, name in info["config"]["scorers"].items()
-            if not name.endswith("judge")
+            if timeless(name)
         }
         self.batches: queue.Queue[list[dict] | None] = queue.Queue()
-        self.failed = False
+        self.failed: set[str] = set()
+        self.stopping = False
         self.thread = threading.Thread(target=self._work, name="score-stream", daemon=True)
         self.thread.start()
 
@@ -130,22 +140,22 @@ class ScoreStream:
     def submit(self, records: list[dict]) -> None:
         self.batches.put(records)
 
-    def close(self) -> None:
-        """Score what was submitted, then stop the thread and the scorers' workers."""
+    def close(self, finish: bool = True) -> None:
+        """Score what was submitted (or, with `finish=False`, only the batch in hand), then stop the
+        thread and the scorers' workers."""
+        self.stopping = not finish
         self.batches.put(None)
         self.thread.join()
         for scorer in self.scorers.values():
             scorer.close()
 
     def _work(self) -> None:
-        while (records := self.batches.get()) is not None:
+        while (records := self.batches.get()) is not None and not self.stopping:
             by_benchmark: dict[str, list[dict]] = defaultdict(list)
             for r in records:
-                if r["benchmark"] in self.scorers:
+                if r["benchmark"] in self.scorers and r["benchmark"] not in self.failed:
                     by_benchmark[r["benchmark"]].append(r)
             for benchmark, generations in by_benchmark.items():
-                if self.failed:
-                    return
                 try:
                     score_into(
                         self.run,
@@ -153,9 +163,10 @@ class ScoreStream:
                         generations,
                         self.golds[benchmark],
                         on_scored=self.on_scored,
+                        keep=lambda score: "error" not in score.details,
                     )
                 except Exception:  # score_run scores the rest again and reports the error
-                    self.failed = True
+                    self.failed.add(benchmark)
 
 
 def score_run(

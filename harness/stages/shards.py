@@ -21,6 +21,7 @@ from pathlib import Path
 from harness import HarnessError
 from harness.backends import EngineConfig, make_backend
 from harness.stages.generate import OnEngine, OnRecords, generate_into
+from harness.stages.score import streamed
 from harness.store import RunDir
 from harness.types import Request
 
@@ -104,7 +105,7 @@ def _shard(
                 backend,
                 requests,
                 on_engine=lambda described: messages.put(("engine", k, described)),
-                on_records=lambda records: messages.put(("records", k, records)),
+                on_records=lambda records: messages.put(("records", k, [streamed(r) for r in records])),
             )
         finally:
             backend.close()
