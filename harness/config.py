@@ -46,11 +46,12 @@ class ScoringConfig:
 class EvalConfig:
     """One `harness eval` run."""
 
-    benchmarks: tuple[str, ...] = setting(help="Benchmark names, jsonl:PATH or lm-eval:TASK.", cli=False)
-    engine: EngineConfig = setting(help="The model and its engine.", cli=False)
+    # configs and names the command line builds its own way (harness/cli/evaluation.py)
+    benchmarks: tuple[str, ...] = setting(cli=False)
+    engine: EngineConfig = setting(cli=False)
     sampling: SamplingOverrides = setting(SamplingOverrides(), cli=False)
     scoring: ScoringConfig = setting(ScoringConfig(), cli=False)
-    judge: JudgeConfig | None = setting(None, "Judges free-text answers: max(rule, judge).", cli=False)
+    judge: JudgeConfig | None = setting(None, cli=False)  # judges free-text answers: max(rule, judge)
     preset: str | None = setting(
         None, "A paper's protocol: spell, spell-100k, azr, arena, ulorl, spae... (see list)."
     )

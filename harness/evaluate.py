@@ -68,7 +68,6 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
 
 def generate(cfg: EvalConfig, run: RunDir, pending: list[Request], backend, on_records: OnRecords) -> None:
     """On `backend`, on a fresh engine, or on one engine per data-parallel shard."""
-
     on_engine = functools.partial(record_engine, run)
     if cfg.engine.data_parallel_size > 1:
         generate_sharded(cfg.engine, pending, run.path, on_engine=on_engine, on_records=on_records)

@@ -41,6 +41,17 @@ def scored(run: RunDir) -> int:
     return len(run.records(SCORES)) if run.file(SCORES).exists() else 0
 
 
+def generate_beside(stream: ScoreStream, run: RunDir, reference: RunDir) -> None:
+    """Every batch written to both runs, and streamed for the first."""
+    try:
+        for item in GOLDS:
+            run.append(GENERATIONS, batch(item))
+            reference.append(GENERATIONS, batch(item))
+            stream.submit(batch(item))
+    finally:
+        stream.close()
+
+
 def test_batches_are_scored_as_they_arrive_and_equal_scoring_afterwards(tmp_path):
     streamed, after = start_run(tmp_path / "streamed"), start_run(tmp_path / "after")
     seen = []
@@ -76,13 +87,7 @@ def test_a_failing_streamed_scorer_leaves_its_batches_to_the_final_pass(tmp_path
         yield
 
     stream.scorers["sums"].score = broken
-    try:
-        for item in GOLDS:
-            run.append(GENERATIONS, batch(item))
-            reference.append(GENERATIONS, batch(item))
-            stream.submit(batch(item))
-    finally:
-        stream.close()
+    generate_beside(stream, run, reference)
     assert scored(run) == 0 and stream.failed
     score_run(run)
     score_run(reference)
@@ -100,13 +105,7 @@ def test_only_verdicts_a_busy_machine_cannot_change_are_streamed(tmp_path):
             yield i, Score(0.0, None, None, {"error": "CallTimeout: no result within 10s; worker killed"})
 
     stream.scorers["sums"].score = timed_out
-    try:
-        for item in GOLDS:
-            run.append(GENERATIONS, batch(item))
-            reference.append(GENERATIONS, batch(item))
-            stream.submit(batch(item))
-    finally:
-        stream.close()
+    generate_beside(stream, run, reference)
     assert scored(run) == 0 and not stream.failed  # not written: scored again once generation ends
     assert score_run(run) == score_run(reference)
     assert run.file(SCORES).read_bytes() == reference.file(SCORES).read_bytes()

@@ -58,7 +58,7 @@ class JudgeConfig:
     """Who judges and how. The engine runs the judge model (its own backend, dtype, parallelism);
     the model, backend, prompt and decoding are part of a run's identity, the rest is not."""
 
-    engine: EngineConfig = setting(help="The judge model and the engine that serves it.", cli=False)
+    engine: EngineConfig = setting(cli=False)  # the judge model and the engine that serves it
     prompt: str = setting("spell-v1", "spell-v1, or a template file with {question}, {prediction}, {gold}.")
     repeats: int = setting(1, "Verdicts per answer; the majority decides.")
     temperature: float = setting(0.0, "The judge's sampling temperature.")
