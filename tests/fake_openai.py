@@ -1,10 +1,12 @@
 """A small OpenAI-compatible server on 127.0.0.1 for injecting faults a real server cannot produce
-on demand: rate limits, 5xx bursts, refusals, reasoning fields. Real-server tests live in tests/engines."""
+on demand: rate limits, 5xx bursts, dropped connections, HTML pages, refusals, reasoning fields.
+Real-server tests live in tests/engines."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -21,14 +23,22 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
     return {"choices": [{"text": text, "finish_reason": "stop"}], "usage": usage}
 
 
+def model_card() -> dict[str, Any]:
+    """The served model as vLLM lists it, with the fields that change on every call."""
+    permission = {"id": f"modelperm-{time.time_ns()}", "created": int(time.time())}
+    return {"id": MODEL, "object": "model", "created": int(time.time()), "owned_by": "vllm",
+            "root": MODEL, "parent": None, "max_model_len": 4096, "permission": [permission]}  # fmt: skip
+
+
 class FakeOpenAI:
     """Serves GET /v1/models and POST /v1/chat/completions and /v1/completions.
 
-    `reply(body, count)` returns (status, payload, headers) for the count-th completion request;
+    `reply(body, count)` returns (status, payload, headers) for the count-th completion request: a
+    str payload is sent as an HTML page, a status of None drops the connection without an answer;
     the default answers every request. Each completion request's body and Authorization header are kept.
     """
 
-    def __init__(self, reply: Callable[[dict, int], tuple[int, dict, dict]] | None = None):
+    def __init__(self, reply: Callable[[dict, int], tuple[int | None, dict | str, dict]] | None = None):
         self.reply = reply or (lambda body, count: (200, answer(body), {}))
         self.bodies: list[dict] = []
         self.auth: list[str | None] = []
@@ -39,10 +49,16 @@ class FakeOpenAI:
             def log_message(self, *args):
                 pass
 
-            def _send(self, status: int, payload: dict, headers: dict) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int | None, payload: dict | str, headers: dict) -> None:
+                if status is None:  # drop the connection without an answer
+                    self.close_connection = True
+                    return
+                text = payload if isinstance(payload, str) else json.dumps(payload)
+                data = text.encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header(
+                    "Content-Type", "text/html" if isinstance(payload, str) else "application/json"
+                )
                 self.send_header("Content-Length", str(len(data)))
                 for key, value in headers.items():
                     self.send_header(key, value)
@@ -51,7 +67,7 @@ class FakeOpenAI:
 
             def do_GET(self):
                 if self.path == "/v1/models":
-                    self._send(200, {"data": [{"id": MODEL, "max_model_len": 4096}]}, {})
+                    self._send(200, {"data": [model_card()]}, {})
                 else:
                     self._send(404, {"error": "not found"}, {})
 

@@ -132,7 +132,7 @@ def test_stored_verdicts_are_reused():
 def test_a_dead_judge_is_a_clear_error_after_rule_scores():
     with FakeOpenAI(scripted) as fake:
         url = fake.base_url
-    engine = EngineConfig("fake/model", backend="openai", base_url=url, max_retries=0)
+    engine = EngineConfig("fake/model", backend="openai", base_url=url, server_wait=0)
     scorer = get_scorer("cem+judge", judge=JudgeConfig(engine))
     results = scorer.score(["The answer is Paris", "The answer is Lyon"], [gold_text("Paris", "q")] * 2)
     assert next(results)[1].value == 1.0  # rule-decided scores come first

@@ -4,6 +4,8 @@ The same backend against a real `vllm serve` is tested in tests/engines.
 """
 
 import json
+import re
+import time
 
 import pytest
 from fake_openai import MODEL, FakeOpenAI, answer
@@ -59,9 +61,69 @@ def test_rate_limits_and_server_errors_are_retried():
 
 def test_a_server_that_keeps_failing_stops_with_the_reason():
     with FakeOpenAI(lambda body, count: (500, {"error": "boom"}, {})) as fake:
-        with pytest.raises(ServerError, match=r"still failing after 2 retries: HTTP 500.*boom"):
+        with pytest.raises(ServerError, match=r"still failing after 2 retries in 0 s: HTTP 500.*boom"):
             generate(backend(fake, max_retries=2), requests(1))
     assert len(fake.bodies) == 3
+
+
+HTML = "<!DOCTYPE html>\n<html><body>\n<h1>Sign in to the proxy</h1></body></html>"
+
+
+def test_a_reply_that_is_not_json_is_retried_then_named():
+    html_first = lambda body, count: (200, HTML, {}) if count <= 2 else (200, answer(body), {})  # noqa: E731
+    with FakeOpenAI(html_first) as fake:
+        assert generate(backend(fake, concurrency=1, max_retries=2), requests(1)) == {
+            "i0": "The answer is \\boxed{100}"
+        }
+    with FakeOpenAI(lambda body, count: (200, HTML, {})) as fake:
+        with pytest.raises(ServerError) as error:
+            generate(backend(fake, max_retries=1), requests(1))
+    assert str(error.value) == (
+        f"POST {fake.base_url}/chat/completions still failing after 1 retries in 0 s: HTTP 200 with a body "
+        "that is not a JSON object: <!DOCTYPE html> <html><body> <h1>Sign in to the proxy</h1></body></html>"
+    )
+
+
+def dropping(seed: int, seconds: float):
+    """Drop the request with this seed for `seconds` after the first request; answer the others slowly."""
+    start: list[float] = []
+
+    def reply(body, count):
+        start.append(time.monotonic())
+        if body["seed"] == seed and time.monotonic() - start[0] < seconds:
+            return None, {}, {}
+        time.sleep(0.05)
+        return 200, answer(body), {}
+
+    return reply
+
+
+def test_an_unavailable_server_is_polled_until_nothing_answered_for_the_wait():
+    with FakeOpenAI(dropping(100, seconds=60)) as fake:
+        started = time.monotonic()
+        with pytest.raises(ServerError) as error:
+            generate(backend(fake, max_retries=0, server_wait=0.5), requests(1))
+    assert 0.5 <= time.monotonic() - started < 1.5 and len(fake.bodies) > 10  # not counted as retries
+    assert re.fullmatch(
+        rf"POST {fake.base_url}/chat/completions: no answer for (0\.[5-9]|1\.[0-4]) s "
+        r"\(the limit is 0\.5 s\); last: RemoteProtocolError: Server disconnected without sending a "
+        r"response\.",
+        str(error.value),
+    )
+
+
+def test_answers_to_other_requests_restart_the_wait():
+    with FakeOpenAI(dropping(100, seconds=1.0)) as fake:
+        texts = generate(backend(fake, concurrency=2, server_wait=0.3), requests(30))
+    assert texts == {f"i{k}": f"The answer is \\boxed{{{100 + k}}}" for k in range(30)}
+    assert len([b for b in fake.bodies if b["seed"] == 100]) > 10
+
+
+def test_the_recorded_server_model_keeps_only_stable_fields():
+    with FakeOpenAI() as fake:
+        described = backend(fake).describe()["server_model"]
+    stable = {"id": MODEL, "object": "model", "owned_by": "vllm", "root": MODEL, "parent": None}
+    assert described == {**stable, "max_model_len": 4096}
 
 
 def test_a_refused_request_is_not_retried():
@@ -76,8 +138,10 @@ def test_dead_server_and_wrong_model_are_clear():
         url = fake.base_url
         with pytest.raises(ServerError, match="does not serve model 'other/model'; it serves: fake/model"):
             OpenAIBackend("other/model", url)
-    with pytest.raises(ServerError, match="GET .*/models still failing after 1 retries: ConnectError"):
-        OpenAIBackend(MODEL, url, max_retries=1, backoff=0.01)
+    with pytest.raises(
+        ServerError, match=r"GET .*/models: no answer for 0\.\d s \(the limit is 0\.2 s\); last: ConnectError"
+    ):
+        OpenAIBackend(MODEL, url, server_wait=0.2, backoff=0.01)
 
 
 def test_completions_endpoint_needs_the_local_template():
@@ -111,11 +175,11 @@ def eval_args(base_url: str, data, out) -> list[str]:
 
 def test_failing_server_keeps_finished_records_and_resume_asks_only_for_the_rest(shared_data, tmp_path):
     out = tmp_path / "run"
-    fails_after_five = lambda body, count: (200, answer(body), {}) if count <= 5 else (503, {}, {})  # noqa: E731
+    fails_after_five = lambda body, count: (200, answer(body), {}) if count <= 5 else (500, {}, {})  # noqa: E731
     with FakeOpenAI(fails_after_five) as fake:
         done = run_cli(*eval_args(fake.base_url, shared_data, out), check=False)
     assert done.returncode == 2
-    assert "still failing after 1 retries: HTTP 503" in done.stderr
+    assert "still failing after 1 retries in" in done.stderr and "HTTP 500" in done.stderr
     kept = [json.loads(line) for line in (out / "generations.jsonl").read_text().splitlines()]
     assert len(kept) == 5
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness import HarnessError
-from harness.settings import setting
+from harness.settings import check, setting
 
 BACKENDS = ("hf", "vllm", "openai")
 
@@ -21,20 +21,25 @@ class EngineConfig:
     base_url: str | None = setting(None, "OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")
     revision: str | None = setting(None, "Model revision on the Hub.")
     dtype: str = setting("auto", "Weights dtype (hf, vllm): auto, bfloat16, float32...")
-    batch_size: int | None = setting(None, "Generation batch size (hf).")
-    tensor_parallel_size: int = setting(1, "GPUs per vLLM engine.")
-    data_parallel_size: int = setting(1, "Engines (hf, vllm), each on its own GPUs and share of the items.")
-    max_model_len: int | None = setting(None, "vLLM context length.")
+    batch_size: int | None = setting(None, "Generation batch size (hf).", minimum=1)
+    tensor_parallel_size: int = setting(1, "GPUs per vLLM engine.", minimum=1)
+    data_parallel_size: int = setting(
+        1, "Engines (hf, vllm), each on its own GPUs and share of the items.", minimum=1
+    )
+    max_model_len: int | None = setting(None, "vLLM context length.", minimum=1)
     gpu_memory_utilization: float | None = setting(
-        None, "vLLM memory share [default: 0.9 on GPU, 0.2 of RAM on CPU]."
+        None, "vLLM memory share [default: 0.9 on GPU, 0.2 of RAM on CPU].", exclusive_minimum=0, maximum=1
     )
     prefix_caching: bool = setting(True, "vLLM prefix caching.")
     enforce_eager: bool = setting(False, "vLLM without graph compilation: faster start, slower decoding.")
-    max_num_seqs: int | None = setting(None, "vLLM: sequences decoded at once.")
+    max_num_seqs: int | None = setting(None, "vLLM: sequences decoded at once.", minimum=1)
     api: str = setting("chat", "openai endpoint: chat or completions.")
-    concurrency: int = setting(32, "openai: requests in flight.")
-    max_retries: int = setting(5, "openai: retries on 429, 5xx and timeouts.")
-    request_timeout: float = setting(600.0, "openai: seconds per request.")
+    concurrency: int = setting(32, "openai: requests in flight.", minimum=1)
+    max_retries: int = setting(5, "openai: retries on 429, 5xx and timeouts.", minimum=0)
+    request_timeout: float = setting(600.0, "openai: seconds per request.", exclusive_minimum=0)
+
+    def __post_init__(self) -> None:
+        check(type(self), vars(self))
 
 
 def check_engine(engine: EngineConfig) -> None:
@@ -47,8 +52,6 @@ def check_engine(engine: EngineConfig) -> None:
         raise HarnessError("--data-parallel-size is for local engines; for a server, raise --concurrency")
     if engine.backend != "vllm" and engine.tensor_parallel_size != 1:
         raise HarnessError("--tensor-parallel-size needs --backend vllm")
-    if engine.data_parallel_size < 1 or engine.tensor_parallel_size < 1 or engine.concurrency < 1:
-        raise HarnessError("parallel sizes and --concurrency must be at least 1")
 
 
 def make_backend(engine: EngineConfig):

@@ -2,18 +2,23 @@
 
 One HTTP request per sample, each with its own seed, so every server (including those that refuse
 `n > 1`) returns the same samples a local vLLM engine would, and a resumed run asks only for what
-is missing. At most `concurrency` requests are in flight; 429, 5xx, timeouts and broken connections
-are retried with exponential backoff (honouring Retry-After). Other errors stop the run at once.
-Completions that finished before an error are still handed back, so no finished record is lost.
+is missing. At most `concurrency` requests are in flight. While the server is unavailable (refused,
+dropped or timed-out connections; 429, 502, 503, 504) every request polls it about once a second
+(honouring Retry-After) until it has not answered for `server_wait` seconds; a request that fails
+otherwise (408, 409, 425, 500, a 2xx that is not a JSON object) is retried `max_retries` times with
+exponential backoff. Other errors stop the run at once. Completions that finished before an error
+are still handed back, so no finished record is lost.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
@@ -23,12 +28,14 @@ from harness.runinfo import stable_hash
 from harness.thinking import THINK_CLOSE, prompt_opens_think
 from harness.types import Completion, Request
 
-RETRYABLE = {408, 409, 425, 429, 500, 502, 503, 504}
+UNAVAILABLE = {429, 502, 503, 504}  # down, busy, or unreachable behind a proxy: wait for it
+RETRYABLE = {408, 409, 425, 500}  # this request failed: retry it a few times
 API_KEY_ENV = "OPENAI_API_KEY"
+STABLE_CARD = ("id", "object", "owned_by", "root", "parent", "max_model_len")
 
 
 class ServerError(HarnessError):
-    """The server refused a request, or stayed unreachable through every retry."""
+    """The server refused a request, failed it through every retry, or stayed unavailable too long."""
 
 
 class OpenAIBackend:
@@ -44,6 +51,7 @@ class OpenAIBackend:
         concurrency: int = 32,
         timeout: float = 600.0,
         max_retries: int = 5,
+        server_wait: float = 300.0,
         backoff: float = 1.0,
     ):
         import httpx
@@ -52,7 +60,8 @@ class OpenAIBackend:
             raise HarnessError(f"--api must be chat or completions, not {api!r}")
         self.model, self.api, self.concurrency = model, api, concurrency
         self.base_url = base_url.rstrip("/")
-        self.max_retries, self.backoff = max_retries, backoff
+        self.max_retries, self.server_wait, self.backoff = max_retries, server_wait, backoff
+        self.outage = Outage()
         key = os.environ.get(API_KEY_ENV)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.client = httpx.Client(
@@ -74,13 +83,14 @@ class OpenAIBackend:
             return None
 
     def _model_card(self) -> dict[str, Any]:
-        """GET /models: checks the server is up and serves the model (vLLM adds max_model_len)."""
+        """GET /models: checks the server serves the model; keeps the fields that stay the same
+        from call to call (vLLM adds max_model_len; `created` and permission ids change each time)."""
         listing = self._call("GET", "/models", None)
         cards = {card.get("id"): card for card in listing.get("data", [])}
         if self.model not in cards:
             served = ", ".join(map(str, cards)) or "none"
             raise ServerError(f"{self.base_url} does not serve model {self.model!r}; it serves: {served}")
-        return cards[self.model]
+        return {key: cards[self.model][key] for key in STABLE_CARD if key in cards[self.model]}
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -172,30 +182,97 @@ class OpenAIBackend:
             raise ServerError(f"{self.base_url}{path} answered without choices: {str(reply)[:300]}") from None
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
-        """One API call with retries on rate limits, server errors, timeouts and lost connections."""
+        """One API call, retried while the server is unavailable and, a few times, when it fails."""
+        started, failures = time.monotonic(), 0
+        while True:
+            outcome = self._attempt(method, path, body)
+            if not isinstance(outcome, Failure):
+                return outcome
+            if outcome.unavailable:
+                waited = self.outage.waited()
+                if waited >= self.server_wait:
+                    raise ServerError(
+                        f"{method} {self.base_url}{path}: no answer for {waited:.1f} s "
+                        f"(the limit is {self.server_wait:g} s); last: {outcome}"
+                    )
+                pause = min(outcome.retry_after or self._poll(), self.server_wait - waited)
+            else:
+                if failures == self.max_retries:
+                    raise ServerError(
+                        f"{method} {self.base_url}{path} still failing after {failures} retries "
+                        f"in {time.monotonic() - started:.0f} s: {outcome}"
+                    )
+                pause = outcome.retry_after or self._backoff(failures)
+                failures += 1
+            time.sleep(pause)
+
+    def _attempt(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any] | Failure:
+        """One request: the reply, or why it can be retried; a refusal raises at once."""
         import httpx
 
-        for attempt in range(self.max_retries + 1):
-            try:
-                response = self.client.request(method, path, json=body)
-            except httpx.TransportError as e:  # timeouts, refused or dropped connections
-                problem, wait_for = f"{type(e).__name__}: {e}", None
-            else:
-                if response.status_code < 400:
-                    return response.json()
-                problem = f"HTTP {response.status_code}: {response.text[:500]}"
-                if response.status_code not in RETRYABLE:
-                    raise ServerError(f"{method} {self.base_url}{path} failed with {problem}")
-                wait_for = retry_after(response.headers.get("retry-after"))
-            if attempt == self.max_retries:
-                break
-            time.sleep(wait_for if wait_for is not None else self._backoff(attempt))
-        raise ServerError(
-            f"{method} {self.base_url}{path} still failing after {self.max_retries} retries: {problem}"
-        )
+        try:
+            response = self.client.request(method, path, json=body)
+        except httpx.TransportError as e:  # refused, dropped or timed-out connections
+            return Failure(f"{type(e).__name__}: {e}", unavailable=True)
+        status, wait_for = response.status_code, retry_after(response.headers.get("retry-after"))
+        if status in UNAVAILABLE:
+            return Failure(f"HTTP {status}: {response.text}", True, wait_for)
+        self.outage.answered()
+        if status in RETRYABLE:
+            return Failure(f"HTTP {status}: {response.text}", False, wait_for)
+        if status >= 400:
+            raise ServerError(
+                f"{method} {self.base_url}{path} failed with HTTP {status}: {one_line(response.text)}"
+            )
+        try:
+            reply = response.json()
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            return Failure(f"HTTP {status} with a body that is not a JSON object: {response.text}")
+        return reply
 
     def _backoff(self, attempt: int) -> float:
         return min(self.backoff * 2**attempt, 60.0) * random.uniform(0.5, 1.5)
+
+    def _poll(self) -> float:
+        """The pause between attempts while the server is unavailable: about a second."""
+        return min(self.backoff, 1.0) * random.uniform(0.5, 1.5)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why an attempt failed; `unavailable` when the server could not be reached or was down."""
+
+    problem: str
+    unavailable: bool = False
+    retry_after: float | None = None
+
+    def __str__(self) -> str:
+        return one_line(self.problem)
+
+
+class Outage:
+    """Since when the server has not answered, shared by all requests: any answer ends the outage."""
+
+    def __init__(self):
+        self.since: float | None = None
+        self.lock = threading.Lock()
+
+    def answered(self) -> None:
+        self.since = None
+
+    def waited(self) -> float:
+        """Seconds since the first failure after the server last answered (0 for that first one)."""
+        with self.lock:
+            now = time.monotonic()
+            self.since = self.since if self.since is not None else now
+            return now - self.since
+
+
+def one_line(text: str) -> str:
+    """The start of a reply or an error on one line: bodies may be whole HTML pages."""
+    return " ".join(text.split())[:300]
 
 
 def retry_after(header: str | None) -> float | None:

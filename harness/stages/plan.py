@@ -8,12 +8,13 @@ from typing import Any
 
 from benchmarks import get_benchmark
 from harness import HarnessError
-from harness.config import EvalConfig, ScoringConfig
+from harness.config import EvalConfig, SamplingOverrides, ScoringConfig
 from harness.presets import Preset, get_preset
 from harness.progress import console
 from harness.runinfo import machine, packages, stable_hash
 from harness.scoring import judged
 from harness.scoring.judge import JudgeConfig
+from harness.settings import check
 from harness.types import Item, Request, Sampling
 
 
@@ -83,8 +84,7 @@ def plan(cfg: EvalConfig) -> Plan:
         loaded = bench.load(cfg.data_dir)
         items = loaded.items[: cfg.limit] if cfg.limit else loaded.items
         s = resolve_sampling(bench, cfg, preset)
-        if s.n < 1 or s.max_tokens < 1 or s.temperature < 0 or not 0 < s.top_p <= 1 or s.top_k == 0:
-            raise HarnessError(f"invalid sampling for {bench.name}: {s}")
+        check(SamplingOverrides, vars(s), name=lambda field, b=bench.name: f"{b}'s sampling {field}")
         max_input = first_set(
             cfg.max_input_tokens, preset and preset.max_input_tokens, bench.max_input_tokens
         )
