@@ -12,18 +12,21 @@ from pathlib import Path
 
 from harness.backends import EngineConfig
 from harness.scoring.judge import JudgeConfig
-from harness.settings import setting
+from harness.settings import check, setting
 
 
 @dataclass(frozen=True)
 class SamplingOverrides:
     """Sampling settings chosen for the run; None leaves the preset's, then the benchmark's default."""
 
-    n: int | None = setting(None, "Samples per item (default: the benchmark's).")
-    temperature: float | None = setting(None, "0 means greedy.")
-    top_p: float | None = setting(None, "Nucleus sampling mass.")
-    top_k: int | None = setting(None, "-1: no top-k cut.")
-    max_tokens: int | None = setting(None, "Completion token budget.")
+    n: int | None = setting(None, "Samples per item (default: the benchmark's).", minimum=1)
+    temperature: float | None = setting(None, "0 means greedy.", minimum=0)
+    top_p: float | None = setting(None, "Nucleus sampling mass.", exclusive_minimum=0, maximum=1)
+    top_k: int | None = setting(None, "-1: no top-k cut.", minimum=1, also=(-1,))
+    max_tokens: int | None = setting(None, "Completion token budget.", minimum=1)
+
+    def __post_init__(self) -> None:
+        check(type(self), vars(self))
 
 
 @dataclass(frozen=True)
@@ -33,13 +36,20 @@ class ScoringConfig:
     scorer: str | None = setting(
         None, "Scorer for jsonl: benchmarks: math, code, choice, cem, numeric, judge, cem+judge..."
     )
-    numeric_rtol: float | None = setting(None, "Relative tolerance of the numeric scorer [default: 0.0015].")
+    numeric_rtol: float | None = setting(
+        None, "Relative tolerance of the numeric scorer [default: 0.0015].", minimum=0
+    )
     lm_eval_include_path: str | None = setting(None, "A folder of lm-eval task YAML files, for lm-eval:TASK.")
-    score_timeout: float | None = setting(None, "Seconds per scorer call before it is killed.")
-    score_workers: int | None = setting(None, "Scorer worker processes.")
+    score_timeout: float | None = setting(
+        None, "Seconds per scorer call before it is killed.", exclusive_minimum=0
+    )
+    score_workers: int | None = setting(None, "Scorer worker processes.", minimum=1)
     upstream_compat: bool = setting(
         False, "CRUXEval: drop invalid answers from n as the upstream scorer does (inflates pass@k)."
     )
+
+    def __post_init__(self) -> None:
+        check(type(self), vars(self))
 
 
 @dataclass(frozen=True)
@@ -58,11 +68,16 @@ class EvalConfig:
     out: Path | None = setting(
         None, "Run directory, resumed if it exists [default: runs/<model>-<config hash>]."
     )
-    seed: int = setting(0, "Run seed; each sample's seed is derived from it.")
-    limit: int | None = setting(None, "Only the first L items of each benchmark.")
+    seed: int = setting(0, "Run seed; each sample's seed is derived from it.", minimum=0)
+    limit: int | None = setting(None, "Only the first L items of each benchmark.", minimum=1)
     data_dir: Path | None = setting(None, "Local data folder (D/<benchmark>/...) instead of the Hub.")
     max_input_tokens: int | None = setting(
-        None, "Cut longer prompts in the middle to this many tokens (0: never) [default: the benchmark's]."
+        None,
+        "Cut longer prompts in the middle to this many tokens (0: never) [default: the benchmark's].",
+        minimum=0,
     )
     prompt_template: str | None = setting(None, "User prompt; {problem} is replaced.")
     system_prompt: str | None = setting(None, "System prompt.")
+
+    def __post_init__(self) -> None:
+        check(type(self), vars(self))

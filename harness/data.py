@@ -26,37 +26,56 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise HarnessError(f"{path}: no such file")
     if name.endswith(".parquet"):
-        import pyarrow.parquet as pq
-
-        for number, row in enumerate(pq.read_table(path).to_pylist(), start=1):
-            yield number, row
+        yield from enumerate(_parquet_rows(path), start=1)
         return
-    opener = gzip.open if name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", newline="") as f:
-        if name.endswith((".csv", ".csv.gz")):
-            import csv
+    lines = _text_lines(path)
+    if name.endswith((".csv", ".csv.gz")):
+        import csv
 
-            for number, row in enumerate(csv.DictReader(f), start=1):
-                yield number, row
-            return
-        if name.endswith((".json", ".json.gz")):
-            try:
-                rows = json.load(f)
-            except json.JSONDecodeError as e:
-                raise HarnessError(f"{path}: invalid JSON at line {e.lineno}: {e.msg}") from None
-            if not isinstance(rows, list):
-                raise HarnessError(f"{path}: expected a JSON array of objects")
-            for number, row in enumerate(rows, start=1):
-                yield number, _object(row, path, f"row {number}")
-            return
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise HarnessError(f"{path}:{number}: malformed JSON line ({e.msg})") from None
-            yield number, _object(row, path, f"line {number}")
+        yield from enumerate(csv.DictReader(lines), start=1)
+        return
+    if name.endswith((".json", ".json.gz")):
+        try:
+            rows = json.loads("".join(lines))
+        except json.JSONDecodeError as e:
+            raise HarnessError(f"{path}: invalid JSON at line {e.lineno} ({e.msg})") from None
+        if not isinstance(rows, list):
+            raise HarnessError(f"{path}: expected a JSON array of objects")
+        for number, row in enumerate(rows, start=1):
+            yield number, _object(row, path, f"row {number}")
+        return
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise HarnessError(f"{path}:{number}: malformed JSON line ({e.msg})") from None
+        yield number, _object(row, path, f"line {number}")
+
+
+def _text_lines(path: Path) -> Iterator[str]:
+    """The file's lines (gunzipped for .gz), each decoded as UTF-8, or an error naming the line."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            for number, line in enumerate(f, start=1):
+                try:
+                    yield line.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise HarnessError(f"{path}:{number}: not UTF-8 text; save the file as UTF-8") from None
+    except (OSError, EOFError) as e:  # not gzip, or cut short
+        raise HarnessError(f"{path}: unreadable ({e})") from None
+
+
+def _parquet_rows(path: Path) -> list[dict[str, Any]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path).to_pylist()
+    except (pa.ArrowException, OSError) as e:
+        raise HarnessError(f"{path}: not a readable parquet file ({e})") from None
 
 
 def _object(row: Any, path: Path, where: str) -> dict[str, Any]:
@@ -68,6 +87,10 @@ def _object(row: Any, path: Path, where: str) -> dict[str, Any]:
 def require(row: dict[str, Any], field: str, path: Path, number: int) -> Any:
     """The value of a required field, or an error naming the file, line and field."""
     value = row.get(field)
-    if value is None or value == "" or value == []:
+    if field not in row:
         raise HarnessError(f"{path}:{number}: missing field {field!r} (has: {', '.join(sorted(row))})")
+    if value is None:
+        raise HarnessError(f"{path}:{number}: field {field!r} is null")
+    if value == "" or value == []:
+        raise HarnessError(f"{path}:{number}: empty field {field!r}")
     return value

@@ -25,7 +25,8 @@ def default_out(model: str, config_hash: str) -> Path:
 
 def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
     """Generate what is missing in the run directory, scoring each batch as it arrives; then score
-    whatever is left and aggregate.
+    whatever is left and aggregate, once every planned sample has its generation and score. The run
+    directory is locked meanwhile.
 
     `backend`: an engine already loaded for `cfg` (kept open), instead of starting one.
     Returns the run directory and results.json's content.
@@ -36,34 +37,41 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
     p = plan(cfg)
     out = cfg.out or default_out(cfg.engine.model, p.run_info["config_hash"])
     run = RunDir(out)
-    resuming = run.start(p.run_info)
-    done = {record_key(r) for r in run.records(GENERATIONS)}
-    pending = [r for r in p.requests if r.key not in done]
-    if resuming:
-        console.print(
-            f"resuming {out}: {len(p.requests) - len(pending)}/{len(p.requests)} samples already generated"
-        )
+    with run.locked():
+        resuming = run.start(p.run_info)
+        done = {record_key(r) for r in run.records(GENERATIONS)}
+        pending = [r for r in p.requests if r.key not in done]
+        if resuming:
+            have = len(p.requests) - len(pending)
+            console.print(f"resuming {out}: {have}/{len(p.requests)} samples already generated")
+        timeout, workers = cfg.scoring.score_timeout, cfg.scoring.score_workers
+        if pending:
+            generate_and_stream(cfg, run, pending, backend)
+        planned = [r.key for r in p.requests]
+        return out, score_run(run, timeout=timeout, workers=workers, planned=planned)
+
+
+def generate_and_stream(cfg: EvalConfig, run: RunDir, pending: list[Request], backend) -> None:
+    """Generate `pending`, scoring each batch as it arrives where the scorer allows it."""
     timeout, workers = cfg.scoring.score_timeout, cfg.scoring.score_workers
-    if pending:
-        with progress_bar() as bar:
-            generating = bar.add_task("generating", total=len(pending))
-            scoring = bar.add_task("scoring", total=0)
-            stream = ScoreStream(
-                run, timeout=timeout, workers=workers, on_scored=lambda n: bar.advance(scoring, n)
-            )
-            bar.update(scoring, total=sum(stream.streams(r.benchmark) for r in pending))
+    with progress_bar() as bar:
+        generating = bar.add_task("generating", total=len(pending))
+        scoring = bar.add_task("scoring", total=0)
+        stream = ScoreStream(
+            run, timeout=timeout, workers=workers, on_scored=lambda n: bar.advance(scoring, n)
+        )
+        bar.update(scoring, total=sum(stream.streams(r.benchmark) for r in pending))
 
-            def on_records(records: list[dict]) -> None:
-                bar.advance(generating, len(records))
-                stream.submit(records)
+        def on_records(records: list[dict]) -> None:
+            bar.advance(generating, len(records))
+            stream.submit(records)
 
-            try:
-                generate(cfg, run, pending, backend, on_records)
-            except BaseException:  # what was written stays; score_run scores it on the next run
-                stream.close(finish=False)
-                raise
-            stream.close()
-    return out, score_run(run, timeout=timeout, workers=workers)
+        try:
+            generate(cfg, run, pending, backend, on_records)
+        except BaseException:  # what was written stays; score_run scores it on the next run
+            stream.close(finish=False)
+            raise
+        stream.close()
 
 
 def generate(cfg: EvalConfig, run: RunDir, pending: list[Request], backend, on_records: OnRecords) -> None:

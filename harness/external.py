@@ -56,7 +56,8 @@ def import_generations(
             raise HarnessError(f"{file}:{number}: needs `item_id` or `problem`")
         if not isinstance(row.get("text"), str):
             raise HarnessError(f"{file}:{number}: missing string field 'text'")
-        sample_idx = int(row["sample_idx"]) if "sample_idx" in row else counters[item.id]
+        _check_fields(row, file, number)
+        sample_idx = row["sample_idx"] if "sample_idx" in row else counters[item.id]
         counters[item.id] = max(counters[item.id], sample_idx + 1)
         key = (item.id, sample_idx)
         if key in records:
@@ -93,7 +94,28 @@ def import_generations(
         **judge_record(judge, config),
     }
     run = RunDir(out)
-    run.start(run_info)
-    written = {(r["item_id"], r["sample_idx"]) for r in run.records(GENERATIONS)}
-    run.append(GENERATIONS, [r for key, r in records.items() if key not in written])
-    return score_run(run, timeout=scoring.score_timeout, workers=scoring.score_workers)
+    with run.locked():
+        run.start(run_info)
+        written = {(r["item_id"], r["sample_idx"]) for r in run.records(GENERATIONS)}
+        run.append(GENERATIONS, [r for key, r in records.items() if key not in written])
+        return score_run(run, timeout=scoring.score_timeout, workers=scoring.score_workers)
+
+
+COUNTS = (
+    "sample_idx",
+    "prompt_tokens",
+    "completion_tokens",
+)  # whole numbers from 0 (token counts may be null)
+
+
+def _check_fields(row: dict, file: Path, number: int) -> None:
+    """The optional fields, when present, have the types a run's records have."""
+    for field in COUNTS:
+        if field not in row or (row[field] is None and field != "sample_idx"):
+            continue
+        value = row[field]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise HarnessError(f"{file}:{number}: {field} must be a whole number from 0, got {value!r}")
+    reason = row.get("finish_reason")
+    if reason is not None and not isinstance(reason, str):
+        raise HarnessError(f"{file}:{number}: finish_reason must be a string, got {reason!r}")

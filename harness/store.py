@@ -2,20 +2,54 @@
 
 Records are appended with one write() per batch and flushed, so a SIGKILL leaves at most a
 half-written last line, which the next reader drops. Finished runs are compacted into canonical
-order so an interrupted-and-resumed run ends byte-identical to an uninterrupted one.
+order so an interrupted-and-resumed run ends byte-identical to an uninterrupted one. The process
+that writes a run holds its lock (`RunDir.locked`), so a second harness on the same folder stops at
+once instead of generating everything again beside the first.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
 
 RUN, GENERATIONS, SCORES, RESULTS = "run.json", "generations.jsonl", "scores.jsonl", "results.json"
+LOCK = ".lock"  # holds the pid of the process writing the run
+
+# What readers rely on in each record; anything else in a line is corrupt
+NUMBER, OPTIONAL_INT, OPTIONAL_STR = (int, float), (int, type(None)), (str, type(None))
+RECORD_FIELDS: dict[str, dict[str, Any]] = {
+    GENERATIONS: {
+        "benchmark": str,
+        "item_id": str,
+        "sample_idx": int,
+        "text": str,
+        "answer": OPTIONAL_STR,
+        "truncated": (bool, type(None)),
+        "completion_tokens": OPTIONAL_INT,
+    },
+    SCORES: {
+        "benchmark": str,
+        "item_id": str,
+        "sample_idx": int,
+        "value": NUMBER,
+        "extracted": OPTIONAL_STR,
+        "canonical": OPTIONAL_STR,
+        "scorer": str,
+        "details": dict,
+    },
+}
+JSON_FIELDS: dict[str, dict[str, Any]] = {
+    RUN: {"config": dict, "config_hash": str, "answers": dict},
+    RESULTS: {},  # benchmark -> metrics
+}
 
 
 def record_key(record: dict[str, Any]) -> tuple[str, str, int]:
@@ -46,16 +80,51 @@ class RunDir:
         if not path.is_file():
             raise HarnessError(f"{path}: not found (is {self.path} a run directory?)")
         try:
-            return json.loads(path.read_text())
+            obj = json.loads(path.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise HarnessError(f"{path}: not UTF-8 text (byte {e.start}); {REPAIR}") from None
         except json.JSONDecodeError as e:
-            raise HarnessError(f"{path}: invalid JSON ({e.msg} at line {e.lineno})") from None
+            raise HarnessError(f"{path}: invalid JSON at line {e.lineno} ({e.msg}); {REPAIR}") from None
+        problem = _shape_problem(obj, JSON_FIELDS[name]) if name in JSON_FIELDS else None
+        if problem or (name == RESULTS and not all(isinstance(v, dict) for v in _values(obj))):
+            raise HarnessError(f"{path}: not a harness {name} ({problem or 'a benchmark without metrics'})")
+        return obj
 
     def write_json(self, name: str, obj: Any) -> None:
         _atomic_write(self.file(name), json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the run's lock while writing it (released on exit, and by the kernel if the process dies);
+        a second process fails at once, naming the one that holds it."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.file(LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise HarnessError(f"{self.path}: cannot write a run directory there ({e.strerror})") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+                raise HarnessError(
+                    f"{self.path} is in use by another harness process (pid {holder}); "
+                    "wait for it to finish, or use another directory"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)
+
     def start(self, run_info: dict[str, Any]) -> bool:
-        """Create the run, or check that an existing one has the same configuration. True if resuming."""
+        """Create the run, or check that an existing one has the same configuration. True if resuming.
+
+        A run that generated nothing (its engine failed to start, say) holds nothing to keep: the new
+        configuration replaces it."""
         self.path.mkdir(parents=True, exist_ok=True)
+        if self.file(RUN).exists() and not self.records(GENERATIONS):
+            self.file(RUN).unlink()
         if self.file(RUN).exists():
             existing = self.read_json(RUN)
             if existing.get("config_hash") != run_info["config_hash"]:
@@ -70,7 +139,9 @@ class RunDir:
         return False
 
     def records(self, name: str) -> list[dict[str, Any]]:
-        """All complete records of a JSONL file; a half-written last line is cut off the file."""
+        """All complete records of a JSONL file; a half-written last line is cut off the file.
+
+        A line that is not a whole record (cut, or edited) is an error naming the file and line."""
         path = self.file(name)
         if not path.exists():
             return []
@@ -80,13 +151,20 @@ class RunDir:
             with open(path, "r+b") as f:
                 f.truncate(complete)
         records = []
-        for number, line in enumerate(data[:complete].decode("utf-8").split("\n"), start=1):
+        for number, line in enumerate(data[:complete].split(b"\n"), start=1):
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                record = json.loads(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                problem = "not UTF-8 text"
             except json.JSONDecodeError as e:
-                raise HarnessError(f"{path}:{number}: corrupt record ({e.msg})") from None
+                problem = f"{e.msg} at column {e.colno}"
+            else:
+                problem = _shape_problem(record, RECORD_FIELDS.get(name, {}))
+            if problem:
+                raise HarnessError(f"{path}:{number}: corrupt record ({problem}); {REPAIR}")
+            records.append(record)
         return records
 
     def append(self, name: str, records: Iterable[dict[str, Any]]) -> None:
@@ -107,10 +185,38 @@ class RunDir:
         _atomic_write(self.file(name), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
+REPAIR = "delete that line (or file) and rerun the command, which makes it again, or start a new run"
+
+
+def _shape_problem(obj: Any, expected: dict[str, Any]) -> str | None:
+    """Why `obj` is not a JSON object with these fields of these types; None if it is."""
+    if not isinstance(obj, dict):
+        return f"a JSON {type(obj).__name__}, not an object"
+    for key, types in expected.items():
+        if key not in obj:
+            return f"no field {key!r}"
+        value = obj[key]
+        if not isinstance(value, types) or (isinstance(value, bool) and types in (int, NUMBER)):
+            return f"field {key!r} is {value!r}"[:120]
+        if key == "sample_idx" and value < 0:
+            return f"field 'sample_idx' is {value}"
+    return None
+
+
+def _values(obj: Any) -> list:
+    return list(obj.values()) if isinstance(obj, dict) else [obj]
+
+
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write a whole file through a temporary file of its own in the same folder, then rename it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

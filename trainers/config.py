@@ -20,6 +20,7 @@ import yaml
 
 from harness import HarnessError
 from harness.scoring.judge import IDENTITY as JUDGE_IDENTITY
+from harness.settings import check, setting
 
 # Ours: set on the GRPOConfig we build, so `trl:` may not set them
 OWNED_TRL_FIELDS = {
@@ -56,29 +57,30 @@ class TrainConfig:
     scorer: str | None = None  # the reward's harness scorer; default: the dataset's own
     judge: dict[str, Any] | None = None  # for judged scorers: flat judge settings (model, base_url, ...)
     data_dir: str | None = None  # local benchmark files, as for `harness eval`
-    limit: int | None = None  # train on the first L items only
+    limit: int | None = setting(None, minimum=1)  # train on the first L items only
     prompt_template: str | None = None  # "{problem}" is replaced; default: the benchmark's prompt
     system_prompt: str | None = None
     chat_template_kwargs: dict[str, Any] = field(default_factory=dict)  # e.g. {enable_thinking: false}
-    seed: int = 0
-    max_steps: int = 100
-    prompts_per_step: int = 4
-    num_generations: int = 8
-    learning_rate: float = 1e-6
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_completion_length: int = 1024
-    beta: float = 0.0  # KL to the initial policy; 0 loads no reference model
+    seed: int = setting(0, minimum=0)
+    max_steps: int = setting(100, minimum=1)
+    prompts_per_step: int = setting(4, minimum=1)
+    num_generations: int = setting(8, minimum=2)  # GRPO's advantages need two samples of a prompt
+    learning_rate: float = setting(1e-6, exclusive_minimum=0)
+    temperature: float = setting(1.0, exclusive_minimum=0)
+    top_p: float = setting(1.0, exclusive_minimum=0, maximum=1)
+    max_completion_length: int = setting(1024, minimum=1)
+    beta: float = setting(0.0, minimum=0)  # KL to the initial policy; 0 loads no reference model
     loss_type: str = "grpo"  # TRL's: grpo (per-sequence mean, the paper), dapo, dr_grpo, bnpo, ...
     scale_rewards: str = "group"  # group, batch or none (Dr. GRPO)
-    save_steps: int = 50
-    logging_steps: int = 1
-    eval_every: int | None = None  # evaluate every K steps into OUT/evals/step-K (K a multiple of save_steps)
+    save_steps: int = setting(50, minimum=1)
+    logging_steps: int = setting(1, minimum=1)
+    # evaluate every K steps into OUT/evals/step-K (K a multiple of save_steps)
+    eval_every: int | None = setting(None, minimum=1)
     eval_benchmarks: tuple[str, ...] = ()
-    eval_n: int = 1
-    eval_temperature: float = 0.0
-    eval_max_tokens: int | None = None  # default: max_completion_length
-    eval_limit: int | None = None
+    eval_n: int = setting(1, minimum=1)
+    eval_temperature: float = setting(0.0, minimum=0)
+    eval_max_tokens: int | None = setting(None, minimum=1)  # default: max_completion_length
+    eval_limit: int | None = setting(None, minimum=1)
     eval_scorer: str | None = None  # for jsonl: evaluation benchmarks
     use_vllm: bool = False
     vllm_mode: str = "colocate"  # colocate (same GPUs) or server (`trl vllm-serve` on other GPUs)
@@ -87,6 +89,7 @@ class TrainConfig:
     trl: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        check(type(self), vars(self), name=str)  # named as in the config file and --set
         clash = OWNED_TRL_FIELDS & set(self.trl)
         if clash:
             raise HarnessError(f"set {sorted(clash)} as top-level keys, not under `trl:`")

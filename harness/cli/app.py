@@ -1,13 +1,23 @@
-"""The typer app every command registers on, and the entry point that turns HarnessError into a message."""
+"""The typer app every command registers on, and the entry point that turns HarnessError into a message.
+
+Exit codes: 0 done; 2 a user error (a bad option, file or run folder: one line on stderr, and click's
+own usage errors); 1 only for a bug (with its traceback). `harness regress` gives 0, 1 and 2 its
+verdicts, so its user errors exit 3 (`GateCommand`).
+"""
 
 from __future__ import annotations
 
 import sys
 
+import click
 import typer
+from rich.markup import escape
+from typer.core import TyperCommand
 
 from harness import HarnessError
 from harness.progress import console
+
+USER_ERROR, GATE_USER_ERROR = 2, 3
 
 app = typer.Typer(
     add_completion=False,
@@ -18,9 +28,50 @@ app = typer.Typer(
 )
 
 
+class GateError(HarnessError):
+    """A user error of a command whose exit codes 0-2 are verdicts."""
+
+    exit_code = GATE_USER_ERROR
+
+
+class GateCommand(TyperCommand):
+    """A command whose exit codes 0, 1 and 2 are verdicts: its usage and user errors exit 3."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as e:
+            e.exit_code = GATE_USER_ERROR
+            raise
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except GateError:
+            raise
+        except (HarnessError, OSError) as e:
+            error = user_error(e)
+            if error is None:
+                raise
+            raise GateError(str(error)) from None
+
+
+def user_error(error: BaseException) -> HarnessError | None:
+    """The user's mistake in `error`, if it is one: a HarnessError, or a file the system refused."""
+    if isinstance(error, HarnessError):
+        return error
+    if isinstance(error, OSError) and error.filename is not None:
+        return HarnessError(f"{error.filename}: {error.strerror or error}")
+    return None
+
+
 def main() -> None:
     try:
         app()
-    except HarnessError as e:
-        console.print(f"[red]error:[/red] {e}", highlight=False, markup=True)
-        sys.exit(2)
+    except (HarnessError, OSError) as e:
+        error = user_error(e)
+        if error is None:
+            raise
+        # one line (unless the message has several), never read as markup
+        console.print(f"[red]error:[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
+        sys.exit(getattr(e, "exit_code", USER_ERROR))

@@ -126,13 +126,16 @@ def score_command(
     if given:
         raise HarnessError(f"{', '.join(given)}: with --generations only; RUN_DIR is rescored as it was made")
     from harness.stages.score import score_run
-    from harness.store import RunDir
+    from harness.store import RUN, RunDir
 
-    results = score_run(
-        RunDir(run_dir),
-        force=True,
-        timeout=scoring.score_timeout,
-        workers=scoring.score_workers,
-        judge_settings=judge,
-    )
+    run = RunDir(run_dir)
+    run.read_json(RUN)  # a run directory, before locking (which would create one)
+    with run.locked():
+        results = score_run(
+            run,
+            force=True,
+            timeout=scoring.score_timeout,
+            workers=scoring.score_workers,
+            judge_settings=judge,
+        )
     print_summary(results, f"rescored {run_dir}")

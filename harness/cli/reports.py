@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from harness import HarnessError
-from harness.cli.app import app
+from harness.cli.app import GateCommand, app
 
 
 @app.command("table")
@@ -69,10 +69,16 @@ def plot_command(
     elif kind == "truncation":
         paths = plots.truncation_rates(run_dirs, out)
     else:
-        numbers = [int(s) for s in steps.split(",")] if steps else None
-        paths = plots.trajectory(run_dirs, out, metric, numbers)
+        paths = plots.trajectory(run_dirs, out, metric, _steps(steps) if steps else None)
     for path in paths:
         typer.echo(str(path))
+
+
+def _steps(text: str) -> list[int]:
+    try:
+        return [int(s) for s in text.split(",")]
+    except ValueError:
+        raise HarnessError(f"--steps must be comma-separated whole numbers, got {text!r}") from None
 
 
 @app.command("analyze")
@@ -112,7 +118,7 @@ def analyze_command(
     typer.echo(json.dumps(summary, indent=2))
 
 
-@app.command("regress")
+@app.command("regress", cls=GateCommand)
 def regress_command(
     base_dir: Annotated[Path, typer.Argument(help="The baseline run.")],
     candidate_dir: Annotated[Path, typer.Argument(help="The candidate run.")],
@@ -125,7 +131,10 @@ def regress_command(
     ] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON.")] = None,
 ) -> None:
-    """Gate CAND on BASE: exit 0 no significant regression, 1 regression, 2 not comparable."""
+    """Gate CAND on BASE. Exit codes: 0 no significant regression, 1 regression, 2 not comparable (the runs
+    share nothing, or the harness drifted), 3 a usage error (a bad option or a path that is not a run)."""
+    if not 0 <= min_effect < 1:
+        raise HarnessError(f"--min-effect must be at least 0 and less than 1, got {min_effect}")
     code = _compare(base_dir, candidate_dir, alpha, min_effect, allow_drift, json_out)
     raise typer.Exit(code)
 
@@ -146,6 +155,9 @@ def _compare(base, candidate, alpha, min_effect, allow_drift, json_out) -> int:
     import json
 
     from harness.report.regress import as_json, compare_runs, render
+
+    if not 0 < alpha < 1:
+        raise HarnessError(f"--alpha must be greater than 0 and less than 1, got {alpha}")
 
     code, comparisons, messages = compare_runs(
         base, candidate, alpha=alpha, min_effect=min_effect, allow_drift=allow_drift

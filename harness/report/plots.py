@@ -93,7 +93,7 @@ def pass_at_k_figure(run_dirs: RunPaths, benchmark: str | None = None) -> Figure
 
 def accuracy_vs_length_figure(run_dirs: RunPaths, benchmark: str | None = None, bins: int = 10) -> Figure:
     if bins < 1:
-        raise HarnessError(f"bins must be at least 1, got {bins}")
+        raise HarnessError(f"--bins must be at least 1, got {bins}")
     labels, benchmarks, runs = load_scored([Path(p) for p in run_dirs], benchmark)
     title = f"Accuracy against completion length ({bins} length-quantile bins per run)"
     fig, axes = _panels(len(benchmarks), title)

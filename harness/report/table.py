@@ -28,6 +28,10 @@ def collect(run_dirs: list[Path]) -> tuple[list[str], list[str], list[dict]]:
     return labels, columns, results
 
 
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def cell_value(metrics: dict | None, metric: str) -> tuple[float, float | None] | None:
     """(value, CI half-width) in percent; `metric` is "avg" (avg@N with its CI) or a name like pass@4."""
     if not metrics:
@@ -47,6 +51,9 @@ def render(run_dirs: list[Path], fmt: str = "md", metric: str = "avg") -> str:
     if fmt not in ("md", "csv", "latex"):
         raise HarnessError(f"unknown table format {fmt!r}; choose md, csv or latex")
     labels, columns, results = collect(run_dirs)
+    known = sorted({k for r in results for m in r.values() for k, v in m.items() if _number(v)})
+    if metric != "avg" and metric not in known:
+        raise HarnessError(f"unknown --metric {metric!r}; these runs have: avg, {', '.join(known)}")
     cells = [[cell_value(r.get(b), metric) for b in columns] for r in results]
     best = [max((row[j][0] for row in cells if row[j]), default=None) for j in range(len(columns))]
     header = metric if metric != "avg" else "avg@N ± 95% CI"

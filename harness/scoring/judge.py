@@ -24,7 +24,7 @@ from typing import Any
 from harness import HarnessError
 from harness.backends import EngineConfig, check_engine, make_backend
 from harness.scoring.rules import Gold, no_answer, parse_gold
-from harness.settings import setting
+from harness.settings import check, setting
 from harness.types import Request, Score
 
 SPELL_V1 = """## TASK
@@ -60,19 +60,23 @@ class JudgeConfig:
 
     engine: EngineConfig = setting(cli=False)  # the judge model and the engine that serves it
     prompt: str = setting("spell-v1", "spell-v1, or a template file with {question}, {prediction}, {gold}.")
-    repeats: int = setting(1, "Verdicts per answer; the majority decides.")
-    temperature: float = setting(0.0, "The judge's sampling temperature.")
-    max_tokens: int = setting(8192, "The judge's completion token budget.")
+    repeats: int = setting(1, "Verdicts per answer; the majority decides.", minimum=1)
+    temperature: float = setting(0.0, "The judge's sampling temperature.", minimum=0)
+    max_tokens: int = setting(8192, "The judge's completion token budget.", minimum=1)
+
+    def __post_init__(self) -> None:
+        check(type(self), vars(self), name=lambda field: f"--judge-{field.replace('_', '-')}")
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any]) -> JudgeConfig:
         """From flat settings (model, backend, base_url, prompt...), as run.json and train configs keep."""
         engine_keys = {f.name for f in fields(EngineConfig)}
         engine = {k: v for k, v in settings.items() if k in engine_keys}
-        return cls(
-            EngineConfig(**{"backend": "openai", **engine}),
-            **{k: v for k, v in settings.items() if k not in engine_keys},
-        )
+        try:
+            engine_config = EngineConfig(**{"backend": "openai", **engine})
+        except HarnessError as e:
+            raise HarnessError(JUDGE_FLAG.sub("--judge-", str(e))) from None
+        return cls(engine_config, **{k: v for k, v in settings.items() if k not in engine_keys})
 
     @property
     def model(self) -> str:
@@ -146,8 +150,6 @@ class JudgeScorer:
     name = "judge"
 
     def __init__(self, config: JudgeConfig):
-        if config.repeats < 1:
-            raise HarnessError("--judge-repeats must be at least 1")
         self.config = config
         self.template = config.template
 

@@ -27,6 +27,12 @@ def check_context(backend, requests: list[Request]) -> None:
         prompt = backend.prompt_tokens(r.messages)
         if prompt is not None and r.max_input_tokens is not None:
             prompt = min(prompt, r.max_input_tokens)
+        if prompt is not None and prompt >= limit:
+            raise HarnessError(
+                f"{r.benchmark} item {r.item_id}: the prompt alone ({prompt} tokens) fills the model's "
+                f"context of {limit} tokens; cut prompts with --max-input-tokens (below {limit}, leaving "
+                "room for --max-tokens) or use a model with a longer context"
+            )
         if prompt is not None and prompt + r.max_tokens > limit:
             raise HarnessError(
                 f"{r.benchmark} item {r.item_id}: prompt ({prompt} tokens) + --max-tokens ({r.max_tokens}) "

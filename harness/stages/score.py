@@ -176,19 +176,22 @@ def score_run(
     timeout: float | None = None,
     workers: int | None = None,
     judge_settings: dict[str, Any] | None = None,
+    planned: Sequence[tuple[str, str, int]] | None = None,
 ) -> dict:
     """Score what is not scored yet (everything with `force`), then write canonical files and results.
 
-    Scorers that reuse earlier work (judge verdicts) get each sample's previous score details."""
+    Scorers that reuse earlier work (judge verdicts) get each sample's previous score details.
+    `planned`: every sample the run must have; a missing one is an error, not a smaller denominator."""
     info = run.read_json(RUN)
     scorers = make_scorers(info, timeout=timeout, workers=workers, judge_settings=judge_settings)
     versions = {b: s.version for b, s in scorers.items()}
     generations = _unique(run.records(GENERATIONS))
+    _check_items(run, info, generations)
     earlier = {record_key(r): r["details"] for r in run.records(SCORES)}
     done = (
         set()
         if force
-        else {record_key(r) for r in run.records(SCORES) if r["scorer"] == versions[r["benchmark"]]}
+        else {record_key(r) for r in run.records(SCORES) if r["scorer"] == versions.get(r["benchmark"])}
     )
     todo: dict[str, list[dict]] = defaultdict(list)
     for g in generations:
@@ -208,11 +211,37 @@ def score_run(
                     previous,
                     on_scored=lambda n: bar.advance(task, n),
                 )
-    return finalize(run, info, versions)
+    return finalize(run, info, versions, planned)
 
 
-def finalize(run: RunDir, info: dict, versions: dict[str, str]) -> dict:
-    """Rewrite generations and scores in canonical order, aggregate, and write results.json."""
+def _check_items(run: RunDir, info: dict, generations: list[dict]) -> None:
+    """Every generation answers an item of the run (run.json's answers), or the files do not belong."""
+    answers = info["answers"]
+    for g in generations:
+        if g["item_id"] not in answers.get(g["benchmark"], {}):
+            raise HarnessError(
+                f"{run.file(GENERATIONS)}: {g['benchmark']} item {g['item_id']!r} is not an item of this run "
+                f"({run.file(RUN)}); remove its records, or score the generations into a new run"
+            )
+
+
+def _check_complete(run: RunDir, planned: Sequence[tuple], generated: set[tuple], scored: set[tuple]) -> None:
+    """Refuse to aggregate a run that lacks a planned generation or any generation's score."""
+    for what, have, need in (("generated", generated, planned), ("scored", scored, generated)):
+        missing = [key for key in need if key not in have]
+        if missing:
+            b, item, k = missing[0]
+            raise HarnessError(
+                f"{run.path}: {len(missing)} of {len(need)} samples were not {what} (first: {b} item {item} "
+                f"sample {k}); results.json is not written: rerun the command to finish them"
+            )
+
+
+def finalize(
+    run: RunDir, info: dict, versions: dict[str, str], planned: Sequence[tuple] | None = None
+) -> dict:
+    """Rewrite generations and scores in canonical order, aggregate, and write results.json once every
+    generation (and every `planned` sample) is scored."""
     order = {
         (b, item_id, 0): (bi, ii)
         for bi, b in enumerate(info["config"]["benchmarks"])
@@ -223,10 +252,12 @@ def finalize(run: RunDir, info: dict, versions: dict[str, str]) -> dict:
         return (*order[(record["benchmark"], record["item_id"], 0)], record["sample_idx"])
 
     generations = sorted(_unique(run.records(GENERATIONS)), key=canonical)
-    latest = {record_key(s): s for s in run.records(SCORES) if s["scorer"] == versions[s["benchmark"]]}
+    latest = {record_key(s): s for s in run.records(SCORES) if s["scorer"] == versions.get(s["benchmark"])}
     scores = [latest[record_key(g)] for g in generations if record_key(g) in latest]
     run.rewrite(GENERATIONS, generations)
     run.rewrite(SCORES, scores)
+    keys = [record_key(g) for g in generations]
+    _check_complete(run, keys if planned is None else planned, set(keys), set(latest))
 
     outcomes: dict[str, list[Outcome]] = {b: [] for b in info["config"]["benchmarks"]}
     kept = zip(generations, scores, strict=True)
