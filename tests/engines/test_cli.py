@@ -10,25 +10,11 @@ from pathlib import Path
 
 import pytest
 from helpers import run_cli
-from serving import VLLM_OPTIONS
-
-FILES = ("generations.jsonl", "scores.jsonl", "results.json")
-
-
-def eval_args(model: Path, data: Path, out: Path, *backend: str) -> list[str]:
-    return [
-        "eval", "--benchmarks", "aime24", "--limit", "6", "--n", "3", "--max-tokens", "40", "--seed", "3",
-        "--model", str(model), "--data-dir", str(data), "--out", str(out), *backend,
-    ]  # fmt: skip
+from serving import VLLM_OPTIONS, eval_args, same_files
 
 
 def vllm_args(*extra: str) -> tuple[str, ...]:
     return ("--backend", "vllm", *VLLM_OPTIONS, *extra)
-
-
-def same_files(a: Path, b: Path) -> None:
-    for name in FILES:
-        assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
 def kill_after(args: list[str], out: Path, records: int) -> int:

@@ -1,0 +1,80 @@
+"""`harness eval` through the openai backend when serving goes wrong: the real `vllm serve`, behind a
+fault proxy on 127.0.0.1 for an outage and for HTML replies; and what a resume records."""
+
+import json
+from pathlib import Path
+
+import pytest
+from fault_proxy import FaultProxy
+from helpers import run_cli
+from serving import eval_args, same_files
+
+
+@pytest.fixture(scope="module")
+def served(server, tiny_model, shared_data, tmp_path_factory) -> Path:
+    """A run straight through the server: what every faulty run must end up with."""
+    out = tmp_path_factory.mktemp("faults") / "served"
+    run_cli(*eval_args(tiny_model, shared_data, out, "--backend", "openai", "--base-url", server))
+    return out
+
+
+def through(proxy: FaultProxy, tiny_model, shared_data, out: Path, *extra: str) -> list[str]:
+    return eval_args(
+        tiny_model, shared_data, out, "--backend", "openai", "--base-url", proxy.base_url, *extra
+    )
+
+
+def test_a_resume_records_no_other_engine_and_keeps_the_endpoint(served, server, tiny_model, shared_data):
+    run_cli(*eval_args(tiny_model, shared_data, served, "--backend", "openai", "--base-url", server))
+    info = json.loads((served / "run.json").read_text())
+    assert "resumed_with" not in info and info["config"]["api"] == "chat"
+    assert set(info["engine"]["server_model"]) == {
+        "id",
+        "object",
+        "owned_by",
+        "root",
+        "parent",
+        "max_model_len",
+    }
+    other = eval_args(tiny_model, shared_data, served, "--backend", "openai", "--base-url", server)
+    refused = run_cli(*other, "--api", "completions", check=False)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "different configuration" in refused.stderr
+    assert "api: existing run has 'chat', this command has 'completions'" in refused.stderr
+
+
+def test_an_outage_longer_than_the_retries_resumes_within_seconds(
+    served, server, tiny_model, shared_data, tmp_path
+):
+    """Connections dropped and refused for 8 s: no request counts that as a retry (--max-retries 0),
+    polling finds the server again at once, and the run ends with the same files."""
+    out = tmp_path / "outage"
+    with FaultProxy(server, outage_after=4, outage_s=8) as proxy:
+        run_cli(*through(proxy, tiny_model, shared_data, out, "--concurrency", "2", "--max-retries", "0",
+                         "--server-wait", "60"))  # fmt: skip
+    assert proxy.back_at is not None and proxy.posts > 18  # the dropped requests were sent again
+    first_back = min(t for t in proxy.forwarded if t >= proxy.back_at)
+    assert first_back - proxy.back_at < 3.0
+    same_files(out, served)
+
+
+def test_html_replies_are_retried(served, server, tiny_model, shared_data, tmp_path):
+    out = tmp_path / "html"
+    with FaultProxy(server, html=2) as proxy:
+        run_cli(*through(proxy, tiny_model, shared_data, out, "--concurrency", "2", "--max-retries", "2"))
+    assert proxy.posts == 20
+    same_files(out, served)
+
+
+def test_a_proxy_that_only_answers_html_is_a_one_line_error(server, tiny_model, shared_data, tmp_path):
+    with FaultProxy(server, html=10**6) as proxy:
+        done = run_cli(
+            *through(proxy, tiny_model, shared_data, tmp_path / "run", "--max-retries", "1"), check=False
+        )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    error = " ".join(done.stderr.split())  # the console wraps long lines
+    assert (
+        f"POST {proxy.base_url}/chat/completions still failing after 1 retries in " in error
+        and "HTTP 200 with a body that is not a JSON object: <!DOCTYPE html> <html><head><title>Gateway"
+        in error
+    )
