@@ -47,6 +47,9 @@ class ScoringConfig:
     upstream_compat: bool = setting(
         False, "CRUXEval: drop invalid answers from n as the upstream scorer does (inflates pass@k)."
     )
+    unsafe_no_sandbox: bool = setting(
+        False, "Run model code WITHOUT isolation where bubblewrap is unusable (recorded, marked in tables)."
+    )
 
     def __post_init__(self) -> None:
         check(type(self), vars(self))

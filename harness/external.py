@@ -90,7 +90,7 @@ def import_generations(
         "packages": packages(),
         "machine": machine(),
         "answers": {bench.name: {i.id: i.answer for i in loaded.items if i.id in scored_items}},
-        **sandbox_record([bench]),
+        **sandbox_record([bench], scoring.unsafe_no_sandbox),
         **judge_record(judge, config),
     }
     run = RunDir(out)

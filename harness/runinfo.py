@@ -50,3 +50,12 @@ def machine() -> dict[str, Any]:
     except ImportError:
         pass
     return info
+
+
+UNSANDBOXED = "[unsandboxed]"
+UNSANDBOXED_NOTE = f"{UNSANDBOXED}: model code ran WITHOUT sandbox isolation (--unsafe-no-sandbox)."
+
+
+def unsandboxed(info: dict[str, Any]) -> bool:
+    """Whether a run (its run.json) executed model code without isolation, by the user's opt-in."""
+    return info.get("sandbox", {}).get("isolation") == "none"

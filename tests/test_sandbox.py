@@ -623,6 +623,9 @@ def test_facts():
     if isolated():
         assert "warning" not in info
         assert info["bwrap"]
+        assert info["user"] == (
+            "nobody (own user namespace)" if os.geteuid() == 0 else f"uid {os.geteuid()} (as nobody)"
+        )
     else:
         assert "NO ISOLATION" in info["warning"]
     version, _ = cgroup.available()
@@ -664,18 +667,43 @@ def test_no_processes_or_cgroups_left_after_each_api(mark):
 
 
 @pytest.fixture
-def unisolated(monkeypatch):
-    """The fallback without bubblewrap (HARNESS_SANDBOX=none), for legitimate programs only."""
-    monkeypatch.setenv("HARNESS_SANDBOX", "none")
+def no_bwrap(monkeypatch, tmp_path):
+    """bubblewrap hidden from PATH, as on a machine without it (and no opt-in)."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv(isolation.UNSAFE, raising=False)
     isolation._bwrap_problem.cache_clear()
     yield
     monkeypatch.undo()
     isolation._bwrap_problem.cache_clear()
 
 
+@pytest.fixture
+def unisolated(no_bwrap, monkeypatch):
+    """The explicit opt-in to run without bubblewrap, for legitimate programs only."""
+    isolation.allow_unisolated()
+
+
+def test_without_bwrap_code_is_refused_before_anything_runs(no_bwrap, mark):
+    started = f"import os\nif os.fork() == 0:\n    os.execv('/bin/sleep', ['sleep', '{mark}'])\n"
+    before = set(own_cgroups())
+    for run in (
+        lambda: run_program(started, "", LIMITS),
+        lambda: Served(started, LIMITS),
+        lambda: run_tests(started, "assert True\n", LIMITS),
+    ):
+        with pytest.raises(isolation.Unavailable) as info:
+            run()
+        message = str(info.value)
+        assert "\n" not in message and "bubblewrap (bwrap) is not installed" in message
+        assert "install the 'bubblewrap' package" in message.lower() and "--unsafe-no-sandbox" in message
+    assert survivors(mark) == []
+    assert set(own_cgroups()) <= before
+    assert facts()["isolation"] == "none" and facts()["unsafe_opt_in"] is False
+
+
 def test_without_bwrap_facts_warn_and_workdir_is_removed(unisolated):
     assert not isolated()
-    assert "NO ISOLATION" in facts()["warning"]
+    assert "NO ISOLATION" in facts()["warning"] and facts()["unsafe_opt_in"] is True
     exit = run_program("import os\nopen('scratch.txt', 'w').write('x')\nprint(os.getcwd())\n", "", LIMITS)
     assert exit.status == "ok"
     workdir = Path(exit.stdout.decode().strip())

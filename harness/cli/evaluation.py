@@ -128,6 +128,11 @@ def score_command(
     from harness.stages.score import score_run
     from harness.store import RUN, RunDir
 
+    if scoring.unsafe_no_sandbox:
+        from harness.sandbox import allow_unisolated
+
+        allow_unisolated()
+
     run = RunDir(run_dir)
     run.read_json(RUN)  # a run directory, before locking (which would create one)
     with run.locked():

@@ -15,6 +15,7 @@ from pathlib import Path
 from harness import HarnessError
 from harness.report.layouts import LAYOUTS, Column, Layout
 from harness.report.paper import paper_rows
+from harness.runinfo import UNSANDBOXED, UNSANDBOXED_NOTE, unsandboxed
 from harness.store import RESULTS, RUN, RunDir
 
 Cell = tuple[float, float | None]  # value, CI half-width
@@ -99,8 +100,9 @@ def our_rows(layout: Layout, run_dirs: list[Path]) -> tuple[dict[str, Row], list
     by_directory = len(set(keys)) != len(keys)
     rows: dict[str, Row] = {}
     labels: dict[Path, str] = {}
-    for (path, _info, results, group), (model, _) in zip(runs, keys, strict=True):
-        label = labels[path.resolve()] = path.name if by_directory else model
+    for (path, info, results, group), (model, _) in zip(runs, keys, strict=True):
+        label = path.name if by_directory else model
+        label = labels[path.resolve()] = f"{label} {UNSANDBOXED}" if unsandboxed(info) else label
         row = rows.setdefault(label, Row(label, "ours"))
         if any(g == group for g, _ in row.cells):
             raise HarnessError(f"two runs named {label} fill the {group or 'same'} columns; rename one")
@@ -273,6 +275,8 @@ def footnote(infos: list[dict], with_paper: bool, layout: Layout) -> str:
     parts += [f"{text} ({', '.join(benchmarks)})." for text, benchmarks in settings.items()]
     if revisions:
         parts.append("Data: " + "; ".join(revisions) + ".")
+    if any(unsandboxed(info) for info in infos):
+        parts.append(UNSANDBOXED_NOTE)
     if with_paper:
         parts.append(
             f"(paper): as published, {layout.paper} {layout.table} (results/paper/{layout.paper}.csv)."

@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 from harness import HarnessError
+from harness.runinfo import UNSANDBOXED, UNSANDBOXED_NOTE, unsandboxed
 from harness.store import RESULTS, RUN, RunDir
 
 
@@ -15,17 +16,24 @@ def _avg_key(metrics: dict) -> str | None:
 
 
 def collect(run_dirs: list[Path]) -> tuple[list[str], list[str], list[dict]]:
-    """Row labels, benchmark columns (first-seen order) and each run's results."""
-    results, labels, columns = [], [], []
+    """Row labels (marked for runs whose model code ran unsandboxed), benchmark columns (first-seen
+    order) and each run's results."""
+    results, labels, columns, unsafe = [], [], [], []
     for path in run_dirs:
         run = RunDir(path)
         results.append(run.read_json(RESULTS))
         info = run.read_json(RUN)
         labels.append(Path(info["config"].get("model") or path.name).name)
+        unsafe.append(unsandboxed(info))
         columns += [b for b in results[-1] if b not in columns]
     if len(set(labels)) != len(labels):
         labels = [Path(p).name for p in run_dirs]
+    labels = [f"{label} {UNSANDBOXED}" if u else label for label, u in zip(labels, unsafe, strict=True)]
     return labels, columns, results
+
+
+def _note(labels: list[str]) -> str:
+    return f" {UNSANDBOXED_NOTE}" if any(label.endswith(UNSANDBOXED) for label in labels) else ""
 
 
 def _number(value) -> bool:
@@ -79,7 +87,7 @@ def _markdown(labels, columns, cells, best, header) -> str:
             for c, b in zip(row, best, strict=True)
         ]
         lines.append(f"| {label} | {' | '.join(texts)} |")
-    return "\n".join(lines) + f"\n\nCells: {header} (%).\n"
+    return "\n".join(lines) + f"\n\nCells: {header} (%).{_note(labels)}\n"
 
 
 def _latex_escape(text: str) -> str:
@@ -101,7 +109,7 @@ def _latex(labels, columns, cells, best, header) -> str:
             text = _text(c).replace("±", "$\\pm$").replace("–", "--")
             texts.append(f"\\textbf{{{text}}}" if c and len(labels) > 1 and c[0] == b else text)
         lines.append(_latex_escape(label) + " & " + " & ".join(texts) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}", f"% Cells: {header} (%)."]
+    lines += ["\\bottomrule", "\\end{tabular}", f"% Cells: {header} (%).{_note(labels)}"]
     return "\n".join(lines) + "\n"
 
 

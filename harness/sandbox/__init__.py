@@ -1,6 +1,6 @@
 """Isolated execution of untrusted code: namespaces (bubblewrap), a cgroup and rlimits per process tree."""
 
-from harness.sandbox.isolation import facts, isolated
+from harness.sandbox.isolation import Unavailable, allow_unisolated, facts, isolated, require
 from harness.sandbox.jobs import VERDICTS, CallFailed, Served, Verdict, run_program, run_tests
 from harness.sandbox.limits import Limits
 from harness.sandbox.process import Exit
@@ -11,9 +11,12 @@ __all__ = [
     "Exit",
     "Limits",
     "Served",
+    "Unavailable",
     "Verdict",
+    "allow_unisolated",
     "facts",
     "isolated",
+    "require",
     "run_program",
     "run_tests",
 ]

@@ -2,7 +2,8 @@
 
 cgroup v1 (pids and memory hierarchies) or v2 (pids and memory delegated under a `harness-sandbox`
 group) when the harness may create groups, typically as root; otherwise `available()` says why not
-and the sandbox relies on rlimits for the same bounds.
+and the sandbox relies on rlimits for the same bounds. Groups are named `<harness pid>-<n>`, so that
+the next harness removes those a killed one left (`remove_stale`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import itertools
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
@@ -111,24 +113,48 @@ class Cgroup:
 
     def kill(self) -> None:
         """SIGKILL every process left in the group (daemons that escaped the process group too)."""
-        procs = self.dirs["pids"] / "cgroup.procs"
-        for attempt in range(100):
-            pids = [int(p) for p in procs.read_text().split()]
-            if not pids:
-                return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(min(0.01, 0.0005 * 2**attempt))
+        _kill_all(self.dirs["pids"])
 
     def remove(self) -> None:
         self.kill()
         for d in set(self.dirs.values()):
-            for _ in range(50):
+            _remove(d)
+
+
+def _kill_all(group: Path) -> None:
+    procs = group / "cgroup.procs"
+    for attempt in range(100):
+        pids = [int(p) for p in procs.read_text().split()]
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(min(0.01, 0.0005 * 2**attempt))
+
+
+def _remove(group: Path) -> None:
+    for _ in range(50):
+        try:
+            group.rmdir()
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+def remove_stale(dead: Callable[[int], bool]) -> None:
+    """Kill what is left in the groups of harness processes that are `dead`, and remove the groups."""
+    if available()[0] is None:
+        return
+    assert isinstance(_state, tuple)
+    for base in set(_state[1].values()):
+        for group in base.iterdir():
+            owner = group.name.split("-")[0]
+            if group.is_dir() and owner.isdigit() and dead(int(owner)):
                 try:
-                    d.rmdir()
-                    break
+                    _kill_all(group)
+                    _remove(group)
                 except OSError:
-                    time.sleep(0.02)
+                    pass  # another harness removed it first

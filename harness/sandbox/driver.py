@@ -14,7 +14,8 @@ resource limits (hard limits, which the code it then runs cannot raise again), a
 - ``check``: trusted test code runs with each candidate name bound to a proxy that sends the call
   on the reply pipe and reads the answer on the request pipe (the harness relays it to a ``serve``
   process), so the candidate and the assertions never share a process. Ends with
-  ``{"done": true}`` or ``{"failed": reason}``.
+  ``{"done": true}`` or ``{"failed": reason}``. Each message it sends is signed: the line is
+  ``HMAC-SHA256(key, "n:" + json) json`` with the job's secret key and the message's number n.
 
 Nothing this process reports is trusted by the harness except through values it compares itself.
 """
@@ -114,9 +115,26 @@ class CandidateError(Exception):
     """Raised in test code when the candidate raised an exception that is not a builtin one."""
 
 
-def proxy(name, requests, replies):
+def signer(replies, key):
+    """write_line for the check mode: each line signed with the job's key and its sequence number."""
+    import hashlib  # imported when needed: each import slows every sandbox start
+    import hmac
+
+    sent = [0]
+
+    def send(message):
+        body = json.dumps(message)
+        mac = hmac.new(key, f"{sent[0]}:{body}".encode(), hashlib.sha256).hexdigest()
+        sent[0] += 1
+        replies.write(f"{mac} {body}\n")
+        replies.flush()
+
+    return send
+
+
+def proxy(name, requests, send):
     def call(*args, **kwargs):
-        write_line(replies, {"call": name, "args": encode(list(args)), "kwargs": encode(kwargs)})
+        send({"call": name, "args": encode(list(args)), "kwargs": encode(kwargs)})
         answer = read_line(requests)
         if "ok" in answer:
             return decode(answer["ok"])
@@ -132,6 +150,7 @@ def proxy(name, requests, replies):
 
 
 def check(job, requests, replies):
+    send = signer(replies, bytes.fromhex(job.pop("key")))
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     if job.get("prelude"):
         exec(compile(job["prelude"], "<prompt>", "exec"), namespace)
@@ -139,7 +158,7 @@ def check(job, requests, replies):
     for name in [*job["names"], *([entry] if entry else [])]:
         trusted = name in namespace or hasattr(builtins, name)  # the prompt's helpers and the builtins
         if not trusted or name == entry:
-            namespace[name] = proxy(name, requests, replies)
+            namespace[name] = proxy(name, requests, send)
     try:
         exec(compile(job["tests"], "<tests>", "exec"), namespace)
         if entry and callable(namespace.get("check")):
@@ -149,9 +168,9 @@ def check(job, requests, replies):
 
         frame = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == "<tests>"][-1:]
         line = job["tests"].splitlines()[frame[0].lineno - 1].strip() if frame else ""
-        write_line(replies, {"failed": f"{type(e).__name__}: {str(e)[:300]} [{line[:200]}]"})
+        send({"failed": f"{type(e).__name__}: {str(e)[:300]} [{line[:200]}]"})
         return
-    write_line(replies, {"done": True})
+    send({"done": True})
 
 
 def main():

@@ -1,10 +1,17 @@
 """How sandboxed processes are isolated on this machine, and the command line that does it.
 
-bubblewrap gives each process tree new user, pid, network, ipc and uts namespaces, a read-only
-view of the system's /usr and the Python installation only (no home directories, no /etc, no
-harness files), size-capped private tmpfs for /work and /tmp, an empty environment and no
-capabilities; the tree dies with its bwrap parent. Without bubblewrap (or with
-HARNESS_SANDBOX=none) code runs under rlimits only, and `facts()` says so for the run's records.
+bubblewrap gives each process tree new pid, network, ipc, uts, cgroup, mount and user namespaces, a
+read-only view of the system's /usr and the Python installation only (no home directories, no
+/etc, no harness files), size-capped private tmpfs for /work and /tmp, an empty environment and no
+capabilities; the tree dies with the harness. The code runs as an unprivileged user: a harness
+running as root sets up the mounts as root, drops to uid/gid 65534 (nobody, no groups, no
+capabilities) with setpriv, and a second bubblewrap puts the code in a user namespace of its own
+that maps nobody to host nobody and allows no further user namespaces; a harness running as another
+user runs one bubblewrap that maps nobody to that user.
+
+Without working bubblewrap, code does not run (`require` raises) unless the user opted in
+(`--unsafe-no-sandbox`, i.e. HARNESS_UNSAFE_NO_SANDBOX=1); then it runs under rlimits only, as the
+harness's own user, and `facts()` says so for the run's records.
 """
 
 from __future__ import annotations
@@ -16,11 +23,32 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness import HarnessError
 from harness.sandbox import cgroup
 from harness.sandbox.limits import Limits
 
 DRIVER_DIR = Path(__file__).resolve().parent
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/work"}
+NOBODY = "65534"
+UNSAFE = "HARNESS_UNSAFE_NO_SANDBOX"
+SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+class Unavailable(HarnessError):
+    """Code would run without isolation and the user did not opt in."""
+
+
+class Missing(Exception):
+    """A program the sandbox needs is not installed."""
+
+
+def allow_unisolated() -> None:
+    """The user's explicit opt-in (`--unsafe-no-sandbox`), for this process and its children."""
+    os.environ[UNSAFE] = "1"
+
+
+def unsafe_opt_in() -> bool:
+    return os.environ.get(UNSAFE) == "1"
 
 
 @functools.cache
@@ -31,50 +59,84 @@ def interpreter() -> tuple[str, tuple[str, ...]]:
     return python, tuple(sorted(r for r in roots if not r.startswith("/usr/")))
 
 
-def _bwrap_argv(limits: Limits) -> list[str]:
-    python, roots = interpreter()
-    argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    argv += ["--uid", "65534", "--gid", "65534", "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
+def _system_dirs() -> list[str]:
+    argv = ["--ro-bind", "/usr", "/usr"]
     for top in ("bin", "sbin", "lib", "lib32", "lib64"):
         path = Path("/") / top
         if path.is_symlink():
             argv += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             argv += ["--ro-bind", str(path), str(path)]
+    return argv
+
+
+def _code(limits: Limits) -> list[str]:
+    """The private, size-capped /work and /tmp, and the driver started in /work."""
+    disk = str(limits.disk_mb << 20)
+    argv = ["--size", disk, "--tmpfs", "/tmp", "--size", disk, "--tmpfs", "/work", "--chdir", "/work"]
+    return argv + ["--", interpreter()[0], "-I", "-S", "/sandbox/driver.py"]
+
+
+def _as_root(bwrap: str, setpriv: str, limits: Limits) -> list[str]:
+    """Mounts made as root (it can read a Python under /root), then nobody in a user namespace."""
+    argv = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup"]
+    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", *_system_dirs()]
+    roots = interpreter()[1]
+    for parent in sorted({str(p) for r in roots for p in Path(r).parents if str(p) != "/"}, key=len):
+        argv += ["--perms", "0755", "--dir", parent]  # traversable by nobody, unlike /root itself
     for root in roots:
         argv += ["--ro-bind", root, root]
-    disk = str(limits.disk_mb << 20)
-    # /proc read-only: run as root, the sandbox's uid maps to host root, and /proc/sys is host-wide
-    argv += [
-        "--ro-bind",
-        str(DRIVER_DIR),
-        "/sandbox",
-        "--proc",
-        "/proc",
-        "--remount-ro",
-        "/proc",
-        "--dev",
-        "/dev",
-    ]
-    argv += ["--size", disk, "--tmpfs", "/tmp", "--size", disk, "--tmpfs", "/work", "--chdir", "/work"]
-    argv += ["--clearenv"] + [x for k, v in ENV.items() for x in ("--setenv", k, v)]
-    return argv + ["--", python, "-I", "-S", "/sandbox/driver.py"]
+    if not bwrap.startswith("/usr/"):
+        argv += ["--ro-bind", bwrap, bwrap]
+    argv += ["--ro-bind", str(DRIVER_DIR), "/sandbox", "--proc", "/proc", "--dev", "/dev"]
+    argv += ["--dir", "/work", "--dir", "/tmp", "--clearenv"]
+    argv += [x for k, v in ENV.items() for x in ("--setenv", k, v)]
+    argv += ["--", setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    argv += ["--inh-caps=-all", "--bounding-set=-all", "--"]
+    # nobody now: its own user namespace, everything read-only but its /work and /tmp
+    argv += [bwrap, "--unshare-user", "--uid", NOBODY, "--gid", NOBODY, "--disable-userns"]
+    argv += ["--cap-drop", "ALL", "--die-with-parent", "--ro-bind", "/", "/", "--ro-bind", "/proc", "/proc"]
+    return argv + ["--dev-bind", "/dev", "/dev", *_code(limits)]
+
+
+def _as_user(bwrap: str, limits: Limits) -> list[str]:
+    """One unprivileged bubblewrap: nobody inside maps to the harness's own (non-root) user."""
+    argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"]
+    argv += ["--new-session", "--cap-drop", "ALL", "--uid", NOBODY, "--gid", NOBODY]
+    argv += ["--hostname", "sandbox", *_system_dirs()]
+    for root in interpreter()[1]:
+        argv += ["--ro-bind", root, root]
+    argv += ["--ro-bind", str(DRIVER_DIR), "/sandbox", "--proc", "/proc", "--remount-ro", "/proc"]
+    argv += ["--dev", "/dev", "--clearenv"] + [x for k, v in ENV.items() for x in ("--setenv", k, v)]
+    return argv + _code(limits)
+
+
+def _bwrap_argv(limits: Limits) -> list[str]:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise Missing("bubblewrap (bwrap) is not installed or not on PATH")
+    if os.geteuid() != 0:
+        return _as_user(bwrap, limits)
+    setpriv = shutil.which("setpriv", path=SYSTEM_PATH)
+    if setpriv is None:
+        raise Missing("setpriv (util-linux) is not installed")
+    return _as_root(os.path.realpath(bwrap), setpriv, limits)
 
 
 @functools.cache
 def _bwrap_problem() -> str | None:
     """Why bubblewrap cannot be used here, or None if a trial run works."""
-    if os.environ.get("HARNESS_SANDBOX") == "none":
-        return "disabled by HARNESS_SANDBOX=none"
-    if shutil.which("bwrap") is None:
-        return "bubblewrap (bwrap) is not installed; apt-get install bubblewrap"
-    argv = _bwrap_argv(Limits())[:-1] + ["-c", "pass"]
+    try:
+        argv = _bwrap_argv(Limits())[:-1] + ["-c", "pass"]
+    except Missing as e:
+        return str(e)
     try:
         trial = subprocess.run(argv, capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bwrap failed to start: {e}"
     if trial.returncode != 0:
-        return f"bwrap cannot create namespaces here: {trial.stderr.decode(errors='replace').strip()}"
+        why = trial.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {trial.returncode}"]
+        return f"bwrap cannot create an unprivileged sandbox here: {why[0]}"
     return None
 
 
@@ -82,10 +144,21 @@ def isolated() -> bool:
     return _bwrap_problem() is None
 
 
+def require() -> None:
+    """Refuse (one line, naming the package) to run code without isolation unless opted in."""
+    problem = _bwrap_problem()
+    if problem is not None and not unsafe_opt_in():
+        raise Unavailable(
+            f"code scoring needs the bubblewrap sandbox: {problem}. Install the 'bubblewrap' package "
+            "(apt-get install bubblewrap), or pass --unsafe-no-sandbox to run model code unisolated"
+        )
+
+
 def command(limits: Limits) -> tuple[list[str], dict[str, str] | None]:
     """argv and environment for one sandboxed driver process."""
     if isolated():
         return _bwrap_argv(limits), {}
+    require()
     return [interpreter()[0], "-I", "-S", str(DRIVER_DIR / "driver.py")], dict(ENV)
 
 
@@ -93,15 +166,21 @@ def facts() -> dict[str, object]:
     """What protects the harness from the code it runs, for run.json and score details."""
     problem = _bwrap_problem()
     version, why = cgroup.available()
-    return {
-        "isolation": "bwrap" if problem is None else "none",
-        **({"warning": f"NO ISOLATION: {problem}; code runs under rlimits only"} if problem else {}),
-        "cgroup": version or f"unavailable ({why}); processes and memory bounded by rlimits",
-        "bwrap": _bwrap_version() if problem is None else None,
-    }
+    if problem is None:
+        user = "nobody (own user namespace)" if os.geteuid() == 0 else f"uid {os.geteuid()} (as nobody)"
+        isolation: dict[str, object] = {"isolation": "bwrap", "bwrap": _bwrap_version(), "user": user}
+    else:
+        isolation = {
+            "isolation": "none",
+            "unsafe_opt_in": unsafe_opt_in(),
+            "warning": f"NO ISOLATION: {problem}; code runs under rlimits only",
+        }
+    return {**isolation, "cgroup": version or f"unavailable ({why}); processes and memory bounded by rlimits"}
 
 
 @functools.cache
 def _bwrap_version() -> str:
-    out = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [shutil.which("bwrap") or "bwrap", "--version"], capture_output=True, text=True
+    ).stdout
     return out.strip().removeprefix("bubblewrap ")

@@ -4,11 +4,13 @@
 - `Served`: the code loaded once in a sandbox, then called with arguments; the harness compares
   the returned values (which come back by value: see codec.py).
 - `run_tests`: trusted test code that holds the expected values, in a second sandbox, calling the
-  candidate across the wall through the harness; the candidate never sees the test code.
+  candidate across the wall through the harness; the candidate never sees the test code, and the
+  verdict counts only when signed with a secret that only the test process gets (`Proc`'s key).
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,22 +151,26 @@ def run_tests(
 
     The tests see the candidate's top-level functions as proxies (arguments and results go by value),
     and `check(candidate)` is called when the tests define `check` and `entry_point` is given.
-    The whole exchange is bounded by `limits.wall`.
+    The whole exchange is bounded by `limits.wall`. Every message of the test process is signed
+    with a fresh secret of this call, so a line forged into its channel ends the check as an error.
     """
     deadline = time.monotonic() + limits.wall
     try:
         candidate = Served(code, limits)
     except CallFailed as e:
         return e.verdict
+    key = secrets.token_bytes(32)
     checker = Proc(
         {
             "mode": "check",
+            "key": key.hex(),
             "tests": tests,
             "prelude": prelude,
             "entry_point": entry_point,
             "names": candidate.names,
         },
         limits,
+        key=key,
     )
     try:
         while True:

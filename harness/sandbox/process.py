@@ -3,18 +3,25 @@
 Everything is read outside the sandbox with hard limits: stdout is kept up to a cap (more kills the
 process), stderr keeps its first bytes, a message on the reply channel is at most `output_mb`, and
 every wait has a wall-clock deadline after which the whole tree (process group, pid namespace and
-cgroup) is killed.
+cgroup) is killed. With a `key`, every message must carry HMAC-SHA256(key, "n:" + line) for its
+sequence number n (the trusted checker's channel: a line written by anyone else ends the exchange).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.sandbox import cgroup, isolation
 from harness.sandbox.limits import Limits
@@ -36,10 +43,32 @@ class Exit:
     seconds: float
 
 
+def _dead(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    return False
+
+
+@functools.cache
+def remove_stale() -> None:
+    """Once per harness process: remove what a killed harness left (its cgroups and work folders)."""
+    cgroup.remove_stale(_dead)
+    for folder in Path(tempfile.gettempdir()).glob("harness-sandbox-*-*"):
+        owner = folder.name.split("-")[2]
+        if owner.isdigit() and _dead(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 class Proc:
-    def __init__(self, job: dict, limits: Limits, stdin: bytes | None = None):
+    def __init__(self, job: dict, limits: Limits, stdin: bytes | None = None, key: bytes | None = None):
         self.limits = limits
         argv, env = isolation.command(limits)
+        remove_stale()
+        self.key, self._received = key, 0
         self.group = (
             cgroup.Cgroup(limits.processes, limits.memory_mb << 20) if cgroup.available()[0] else None
         )
@@ -81,9 +110,7 @@ class Proc:
         self.send({**job, "limits": limits.for_driver()})
 
     def _workdir(self) -> str:
-        import tempfile
-
-        self.tempdir = tempfile.TemporaryDirectory(prefix="harness-sandbox-")
+        self.tempdir = tempfile.TemporaryDirectory(prefix=f"harness-sandbox-{os.getpid()}-")
         return self.tempdir.name
 
     def send(self, message: dict) -> None:
@@ -102,6 +129,8 @@ class Proc:
             self._pump(deadline)
         line, _, rest = bytes(self._reply_buffer).partition(b"\n")
         self._reply_buffer = bytearray(rest)
+        if self.key is not None:
+            line = self._authenticated(line)
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
@@ -111,6 +140,15 @@ class Proc:
             self._fail("error", "malformed message from the sandbox")
             raise Ended("malformed message")
         return message
+
+    def _authenticated(self, line: bytes) -> bytes:
+        mac, _, body = line.partition(b" ")
+        expected = hmac.new(self.key, b"%d:" % self._received + body, hashlib.sha256).hexdigest().encode()
+        self._received += 1
+        if not hmac.compare_digest(mac, expected):
+            self._fail("error", "a message on the checker's channel was not the checker's (forged)")
+            raise Ended("forged message")
+        return body
 
     def wait(self, deadline: float) -> Exit:
         """Let the process finish (killing it at `deadline`) and say how it ended."""

@@ -118,6 +118,7 @@ class CodeScorer:
     name = "code"
 
     def __init__(self, timeout: float | None = None, workers: int | None = None):
+        sandbox.require()  # no code runs unisolated without the user's --unsafe-no-sandbox
         self.timeout = timeout
         self.workers = workers or os.cpu_count() or 1
         self.checkers = _checkers()

@@ -153,7 +153,7 @@ def plan(cfg: EvalConfig) -> Plan:
         "machine": machine(),
         "answers": answers,
         **({"groups": groups} if groups else {}),
-        **sandbox_record(benchmarks),
+        **sandbox_record(benchmarks, cfg.scoring.unsafe_no_sandbox),
         **judge_record(cfg.judge, config),
     }
     return Plan(requests=requests, run_info=run_info)
@@ -209,13 +209,17 @@ def extra_config(benchmarks: list, upstream_compat: bool) -> dict[str, Any]:
     return extra
 
 
-def sandbox_record(benchmarks: list) -> dict[str, Any]:
-    """How code is isolated, for runs that execute model code; warns loudly when it is not."""
+def sandbox_record(benchmarks: list, unsafe_no_sandbox: bool = False) -> dict[str, Any]:
+    """How code is isolated, for runs that execute model code. Refuses (before any generating) to run
+    code without isolation unless `unsafe_no_sandbox`, and then warns loudly."""
     if not any(b.scorer == "code" for b in benchmarks):
         return {}
     from harness import sandbox
 
     facts = sandbox.facts()
+    if unsafe_no_sandbox:
+        sandbox.allow_unisolated()
+    sandbox.require()
     if "warning" in facts:
         console.print(f"[bold red]WARNING: {facts['warning']}[/bold red]")
     return {"sandbox": facts}

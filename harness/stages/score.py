@@ -185,6 +185,7 @@ def score_run(
     info = run.read_json(RUN)
     scorers = make_scorers(info, timeout=timeout, workers=workers, judge_settings=judge_settings)
     versions = {b: s.version for b, s in scorers.items()}
+    _record_sandbox(run, info, scorers)
     generations = _unique(run.records(GENERATIONS))
     _check_items(run, info, generations)
     earlier = {record_key(r): r["details"] for r in run.records(SCORES)}
@@ -212,6 +213,18 @@ def score_run(
                     on_scored=lambda n: bar.advance(task, n),
                 )
     return finalize(run, info, versions, planned)
+
+
+def _record_sandbox(run: RunDir, info: dict, scorers: dict[str, Scorer]) -> None:
+    """run.json says how this scoring isolated code (a rescore may differ from the run's first one:
+    the code scorer's version names the isolation, so every code score is then redone)."""
+    if any(s.name == "code" for s in scorers.values()):
+        from harness import sandbox
+
+        facts = sandbox.facts()
+        if info.get("sandbox") != facts:
+            info["sandbox"] = facts
+            run.write_json(RUN, info)
 
 
 def _check_items(run: RunDir, info: dict, generations: list[dict]) -> None:
