@@ -42,6 +42,11 @@ def export_lm_eval(run_dir: Path, out: Path | None = None) -> list[Path]:
     """Write the run's lm-eval files into `out` (default RUN_DIR/lm-eval); returns their paths."""
     run = RunDir(run_dir)
     info = run.read_json(RUN)
+    if "generations_file" in info:
+        raise HarnessError(
+            f"{run_dir} was scored from {info['generations_file']}: lm-eval's files need the model and "
+            "sampling that made the generations, which such a run does not know"
+        )
     if not run.file(RESULTS).is_file():
         raise HarnessError(f"{run_dir} is not scored yet: run `harness score {run_dir}` first")
     ours = run.read_json(RESULTS)

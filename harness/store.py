@@ -41,15 +41,12 @@ RECORD_FIELDS: dict[str, dict[str, Any]] = {
         "sample_idx": int,
         "value": NUMBER,
         "extracted": OPTIONAL_STR,
-        "canonical": OPTIONAL_STR,
-        "scorer": str,
         "details": dict,
     },
 }
-JSON_FIELDS: dict[str, dict[str, Any]] = {
-    RUN: {"config": dict, "config_hash": str, "answers": dict},
-    RESULTS: {},  # benchmark -> metrics
-}
+JSON_FIELDS: dict[str, dict[str, Any]] = {RUN: {"config": dict}}
+CONFIG_FIELDS = {"benchmarks": list}  # run.json's config
+METRICS_FIELDS = {"n_items": int}  # each benchmark's in results.json
 
 
 def record_key(record: dict[str, Any]) -> tuple[str, str, int]:
@@ -82,12 +79,12 @@ class RunDir:
         try:
             obj = json.loads(path.read_bytes().decode("utf-8"))
         except UnicodeDecodeError as e:
-            raise HarnessError(f"{path}: not UTF-8 text (byte {e.start}); {REPAIR}") from None
+            raise HarnessError(f"{path}: not UTF-8 text (byte {e.start}); {REPAIR_JSON}") from None
         except json.JSONDecodeError as e:
-            raise HarnessError(f"{path}: invalid JSON at line {e.lineno} ({e.msg}); {REPAIR}") from None
-        problem = _shape_problem(obj, JSON_FIELDS[name]) if name in JSON_FIELDS else None
-        if problem or (name == RESULTS and not all(isinstance(v, dict) for v in _values(obj))):
-            raise HarnessError(f"{path}: not a harness {name} ({problem or 'a benchmark without metrics'})")
+            raise HarnessError(f"{path}: invalid JSON at line {e.lineno} ({e.msg}); {REPAIR_JSON}") from None
+        problem = _json_problem(name, obj)
+        if problem:
+            raise HarnessError(f"{path}: not a harness {name} ({problem}); {REPAIR_JSON}")
         return obj
 
     def write_json(self, name: str, obj: Any) -> None:
@@ -185,7 +182,10 @@ class RunDir:
         _atomic_write(self.file(name), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
-REPAIR = "delete that line (or file) and rerun the command, which makes it again, or start a new run"
+REPAIR = "delete that line and rerun the command, which makes it again, or start a new run"
+REPAIR_JSON = (
+    "rerun the command that wrote it (harness score RUN_DIR rewrites results.json), or start a new run"
+)
 
 
 def _shape_problem(obj: Any, expected: dict[str, Any]) -> str | None:
@@ -203,8 +203,15 @@ def _shape_problem(obj: Any, expected: dict[str, Any]) -> str | None:
     return None
 
 
-def _values(obj: Any) -> list:
-    return list(obj.values()) if isinstance(obj, dict) else [obj]
+def _json_problem(name: str, obj: Any) -> str | None:
+    """Why `obj` is not what run.json or results.json hold; None if it is (or for other files)."""
+    if name == RUN:
+        return _shape_problem(obj, JSON_FIELDS[RUN]) or _shape_problem(obj["config"], CONFIG_FIELDS)
+    if name == RESULTS:
+        if not isinstance(obj, dict):
+            return _shape_problem(obj, {})
+        return next(filter(None, (_shape_problem(m, METRICS_FIELDS) for m in obj.values())), None)
+    return None
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 from rich.markup import escape
 from typer.core import TyperCommand
@@ -37,14 +36,14 @@ class GateError(HarnessError):
 class GateCommand(TyperCommand):
     """A command whose exit codes 0, 1 and 2 are verdicts: its usage and user errors exit 3."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
-        except click.UsageError as e:
-            e.exit_code = GATE_USER_ERROR
+        except typer.TyperException as e:  # click's usage errors, which exit 2
+            e.exit_code = GATE_USER_ERROR  # type: ignore[attr-defined]
             raise
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: typer.Context):
         try:
             return super().invoke(ctx)
         except GateError:

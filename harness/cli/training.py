@@ -45,6 +45,9 @@ def train_command(
     dry_run: Annotated[
         bool, typer.Option(help="Print the resolved config and TRL arguments; load and train nothing.")
     ] = False,
+    unsafe_no_sandbox: Annotated[
+        bool, typer.Option(help="Run code rewards WITHOUT isolation where bubblewrap is unusable.")
+    ] = False,
 ) -> None:
     """Train a model with a method on TRL; checkpoints land in OUT/checkpoint-N."""
     import json
@@ -69,7 +72,8 @@ def train_command(
         "eval_every": eval_every,
         "eval_benchmarks": eval_benchmarks,
     }
-    cfg = load_config(config, {**parse_set(set_ or []), **flags})
+    given = {k: v for k, v in flags.items() if v is not None}  # an unset flag leaves --set's value
+    cfg = load_config(config, {**parse_set(set_ or []), **given})
     if dry_run:
         from trainers.run import describe
 
@@ -77,6 +81,10 @@ def train_command(
         return
     from trainers.run import train
 
+    if unsafe_no_sandbox:
+        from harness.sandbox import allow_unisolated
+
+        allow_unisolated()
     console.print(f"trained: {train(cfg)}")
 
 

@@ -192,7 +192,7 @@ def score_run(
     done = (
         set()
         if force
-        else {record_key(r) for r in run.records(SCORES) if r["scorer"] == versions.get(r["benchmark"])}
+        else {record_key(r) for r in run.records(SCORES) if r.get("scorer") == versions.get(r["benchmark"])}
     )
     todo: dict[str, list[dict]] = defaultdict(list)
     for g in generations:
@@ -265,7 +265,9 @@ def finalize(
         return (*order[(record["benchmark"], record["item_id"], 0)], record["sample_idx"])
 
     generations = sorted(_unique(run.records(GENERATIONS)), key=canonical)
-    latest = {record_key(s): s for s in run.records(SCORES) if s["scorer"] == versions.get(s["benchmark"])}
+    latest = {
+        record_key(s): s for s in run.records(SCORES) if s.get("scorer") == versions.get(s["benchmark"])
+    }
     scores = [latest[record_key(g)] for g in generations if record_key(g) in latest]
     run.rewrite(GENERATIONS, generations)
     run.rewrite(SCORES, scores)
@@ -282,7 +284,7 @@ def finalize(
                 item_id=g["item_id"],
                 sample_idx=g["sample_idx"],
                 value=s["value"],
-                answer_key=s["canonical"] if s["extracted"] is not None else None,
+                answer_key=s.get("canonical") if s["extracted"] is not None else None,
                 truncated=g["truncated"],
                 completion_tokens=g["completion_tokens"],
             )

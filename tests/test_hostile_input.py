@@ -1,0 +1,235 @@
+"""Nonsense numbers and broken files get one line on stderr naming what is wrong: never a traceback,
+never a silently wrong result (issue 16, points 4 to 6)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from inprocess import harness, one_line_error
+
+from harness import HarnessError
+from harness.stages.score import score_run
+from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir
+
+CUSTOM = '{"id": "a", "problem": "1+1?", "answer": "2"}\n{"id": "b", "problem": "2+2?", "answer": "4"}\n'
+
+
+@pytest.fixture(autouse=True)
+def no_data_dir(monkeypatch):
+    monkeypatch.delenv("HARNESS_DATA_DIR", raising=False)
+
+
+@pytest.fixture
+def custom(tmp_path) -> Path:
+    path = tmp_path / "custom.jsonl"
+    path.write_text(CUSTOM)
+    return path
+
+
+@pytest.fixture(scope="module")
+def external(tmp_path_factory) -> Path:
+    """A scored run made from a generations file (no model): two items, two samples each."""
+    tmp = tmp_path_factory.mktemp("external")
+    data = tmp / "custom.jsonl"
+    data.write_text(CUSTOM)
+    generations = tmp / "gens.jsonl"
+    rows = [
+        {"item_id": i, "sample_idx": k, "text": f"\\boxed{{{a}}}"}
+        for i, a in (("a", 2), ("b", 5))
+        for k in (0, 1)
+    ]
+    generations.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = harness("score", "--generations", str(generations), "--benchmark", f"jsonl:{data}",
+                   "--scorer", "math", "--out", str(tmp / "run"))  # fmt: skip
+    assert done.code == 0, done.stderr
+    return tmp / "run"
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory, tiny_model) -> Path:
+    """A run of `harness eval` on the tiny model: two items, one sample each."""
+    tmp = tmp_path_factory.mktemp("evaluated")
+    data = tmp / "custom.jsonl"
+    data.write_text(CUSTOM)
+    done = harness("eval", "--model", str(tiny_model), "--benchmarks", f"jsonl:{data}", "--scorer", "math",
+                   "--n", "1", "--max-tokens", "4", "--out", str(tmp / "run"))  # fmt: skip
+    assert done.code == 0, done.stderr
+    return tmp / "run"
+
+
+def copy_run(run: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(run, tmp_path / "copy"))
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        (["--batch-size", "-4"], "--batch-size must be at least 1, got -4"),
+        (["--score-timeout", "0"], "--score-timeout must be greater than 0, got 0.0"),
+        (["--score-timeout", "-1"], "--score-timeout must be greater than 0, got -1.0"),
+        (["--max-input-tokens", "-5"], "--max-input-tokens must be at least 0, got -5"),
+        (["--limit", "-1"], "--limit must be at least 1, got -1"),
+        (["--limit", "0"], "--limit must be at least 1, got 0"),
+        (["--n", "0"], "--n must be at least 1, got 0"),
+        (["--temperature", "-0.1"], "--temperature must be at least 0, got -0.1"),
+        (["--temperature", "nan"], "--temperature must be a finite number, got nan"),
+        (["--top-p", "0"], "--top-p must be greater than 0 and at most 1, got 0.0"),
+        (["--top-p", "1.5"], "--top-p must be greater than 0 and at most 1, got 1.5"),
+        (["--top-k", "0"], "--top-k must be at least 1 (or -1), got 0"),
+        (["--max-tokens", "0"], "--max-tokens must be at least 1, got 0"),
+        (["--score-workers", "0"], "--score-workers must be at least 1, got 0"),
+        (["--numeric-rtol", "-1"], "--numeric-rtol must be at least 0, got -1.0"),
+        (["--seed", "-3"], "--seed must be at least 0, got -3"),
+        (
+            ["--gpu-memory-utilization", "1.5"],
+            "--gpu-memory-utilization must be greater than 0 and at most 1",
+        ),
+        (["--request-timeout", "0"], "--request-timeout must be greater than 0, got 0.0"),
+        (["--judge-model", "j", "--judge-repeats", "0"], "--judge-repeats must be at least 1, got 0"),
+        (["--judge-model", "j", "--judge-max-tokens", "-1"], "--judge-max-tokens must be at least 1, got -1"),
+        (["--judge-model", "j", "--judge-concurrency", "0"], "--judge-concurrency must be at least 1, got 0"),
+    ],
+)
+def test_eval_refuses_nonsense_numbers_naming_the_option(tmp_path, custom, option, message):
+    out = tmp_path / "run"
+    done = harness("eval", "--model", "unused", "--benchmarks", f"jsonl:{custom}", "--scorer", "math",
+                   "--out", str(out), *option)  # fmt: skip
+    assert done.code == 2
+    assert one_line_error(done).startswith(message)
+    assert not out.exists()
+
+
+def test_score_and_train_refuse_nonsense_numbers(tmp_path, external):
+    run = copy_run(external, tmp_path)
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    done = harness("score", str(run), "--score-timeout", "-1")
+    assert one_line_error(done) == "--score-timeout must be greater than 0, got -1.0"
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+    train = [
+        "train",
+        "grpo",
+        "--model",
+        "m",
+        "--dataset",
+        "aime24",
+        "--out",
+        str(tmp_path / "t"),
+        "--dry-run",
+    ]
+    assert one_line_error(harness(*train, "--max-steps", "0")) == "max_steps must be at least 1, got 0"
+    assert one_line_error(harness(*train, "--set", "learning_rate=-1")) == (
+        "learning_rate must be greater than 0, got -1"
+    )
+    assert one_line_error(harness(*train, "--set", "top_p=abc")) == "top_p must be a number, got 'abc'"
+
+
+@pytest.mark.parametrize("sample_idx", [-5, "abc", 1.5, True, None])
+def test_external_generations_need_a_whole_sample_index(tmp_path, custom, sample_idx):
+    generations = tmp_path / "gens.jsonl"
+    generations.write_text(json.dumps({"item_id": "a", "sample_idx": sample_idx, "text": "2"}) + "\n")
+    done = harness("score", "--generations", str(generations), "--benchmark", f"jsonl:{custom}", "--scorer",
+                   "math", "--out", str(tmp_path / "out"))  # fmt: skip
+    message = f"sample_idx must be a whole number from 0, got {sample_idx!r}"
+    assert one_line_error(done) == f"{generations}:1: {message}"
+    assert not (tmp_path / "out").exists()
+
+
+def test_files_that_are_not_utf8_name_their_line(tmp_path, custom):
+    data = tmp_path / "latin1.jsonl"
+    data.write_bytes(CUSTOM.encode() + '{"id": "c", "problem": "café?", "answer": "1"}\n'.encode("latin-1"))
+    done = harness("eval", "--model", "unused", "--benchmarks", f"jsonl:{data}", "--scorer", "math",
+                   "--out", str(tmp_path / "run"))  # fmt: skip
+    assert one_line_error(done) == f"{data}:3: not UTF-8 text; save the file as UTF-8"
+    generations = tmp_path / "gens.jsonl"
+    generations.write_bytes(b'{"item_id": "a", "text": "2"}\n{"item_id": "b", "text": "\xff"}\n')
+    done = harness("score", "--generations", str(generations), "--benchmark", f"jsonl:{custom}", "--scorer",
+                   "math", "--out", str(tmp_path / "out"))  # fmt: skip
+    assert one_line_error(done) == f"{generations}:2: not UTF-8 text; save the file as UTF-8"
+
+
+def test_an_out_that_is_a_file_or_under_one_is_refused(tmp_path, custom, evaluated):
+    a_file = tmp_path / "file"
+    a_file.write_text("keep me")
+    generations = tmp_path / "gens.jsonl"
+    generations.write_text('{"item_id": "a", "text": "2"}\n')
+    for out in (a_file, a_file / "run"):
+        done = harness("eval", "--model", "unused", "--benchmarks", f"jsonl:{custom}", "--scorer", "math",
+                       "--out", str(out))  # fmt: skip
+        assert one_line_error(done).startswith(f"{out}: cannot write a run directory there (")
+        done = harness("score", "--generations", str(generations), "--benchmark", f"jsonl:{custom}",
+                       "--scorer", "math", "--out", str(out))  # fmt: skip
+        assert one_line_error(done).startswith(f"{out}: cannot write a run directory there (")
+        done = harness("export", str(evaluated), "--format", "lm-eval", "--out", str(out))
+        assert one_line_error(done).endswith(("File exists", "Not a directory"))
+    assert a_file.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("name", [GENERATIONS, SCORES])
+def test_a_torn_line_that_ends_in_a_newline_is_reported_as_corrupt(tmp_path, external, name):
+    run = copy_run(external, tmp_path)
+    lines = (run / name).read_text().splitlines(keepends=True)
+    torn = lines[:-1] + [lines[-1][: len(lines[-1]) // 2] + "\n"]
+    (run / name).write_text("".join(torn))
+    done = harness("score", str(run))
+    assert one_line_error(done).startswith(f"{run / name}:{len(lines)}: corrupt record (")
+    assert "delete that line and rerun the command" in done.stderr
+    assert (run / name).read_text() == "".join(torn)
+
+
+def test_rescoring_generations_of_an_item_the_run_lacks_is_refused(tmp_path, external):
+    run = copy_run(external, tmp_path)
+    info = json.loads((run / RUN).read_text())
+    benchmark = info["config"]["benchmarks"][0]
+    del info["answers"][benchmark]["b"]
+    (run / RUN).write_text(json.dumps(info))
+    done = harness("score", str(run))
+    assert one_line_error(done) == (
+        f"{run / GENERATIONS}: {benchmark} item 'b' is not an item of this run ({run / RUN}); "
+        "remove its records, or score the generations into a new run"
+    )
+
+
+def test_a_run_missing_a_planned_sample_writes_no_results(tmp_path, external):
+    run = copy_run(external, tmp_path)
+    (run / RESULTS).unlink()
+    benchmark = json.loads((run / RUN).read_text())["config"]["benchmarks"][0]
+    planned = [(benchmark, item, k) for item in ("a", "b") for k in range(3)]
+    with pytest.raises(
+        HarnessError, match=r"2 of 6 samples were not generated \(first: .* item a sample 2\)"
+    ):
+        score_run(RunDir(run), planned=planned)
+    assert not (run / RESULTS).exists()
+    assert score_run(RunDir(run), planned=planned[:2] + planned[3:5])[benchmark]["n_samples"] == 4
+
+
+def test_an_empty_answer_is_called_empty_not_missing(tmp_path):
+    from benchmarks import get_benchmark
+
+    data = tmp_path / "empty.jsonl"
+    data.write_text('{"id": "a", "problem": "1+1?", "answer": ""}\n')
+    with pytest.raises(HarnessError, match=r"^.*empty.jsonl:1: empty field 'answer'$"):
+        get_benchmark(f"jsonl:{data}", "math").load()
+
+
+def test_table_refuses_an_unknown_metric_listing_the_known_ones(external):
+    message = one_line_error(harness("table", str(external), "--metric", "bogus"))
+    assert message.startswith("unknown --metric 'bogus'; these runs have: avg, avg@2, ")
+    assert "pass@2" in message and "maj@2" in message
+    assert harness("table", str(external), "--metric", "pass@2").code == 0
+
+
+def test_regress_keeps_2_for_not_comparable_and_3_for_usage_errors(tmp_path, external):
+    missing = tmp_path / "nowhere"
+    done = harness("regress", str(missing), str(external))
+    assert done.code == 3
+    assert one_line_error(done) == f"{missing / RUN}: not found (is {missing} a run directory?)"
+    assert harness("regress", str(external), str(external), "--alpha", "2").code == 3
+    assert harness("regress", str(external)).code == 3  # click's own usage error: a missing argument
+    assert harness("regress", str(external), str(external)).code == 0
+    other = copy_run(external, tmp_path)
+    info = json.loads((other / RUN).read_text())
+    info["config"]["dataset_hashes"] = {b: "0" * 64 for b in info["config"]["benchmarks"]}
+    (other / RUN).write_text(json.dumps(info))
+    assert harness("regress", str(external), str(other)).code == 2  # the harness drifted
+    assert "3 a usage error" in " ".join(harness("regress", "--help").stdout.split())
