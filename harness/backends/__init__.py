@@ -35,7 +35,17 @@ class EngineConfig:
     max_num_seqs: int | None = setting(None, "vLLM: sequences decoded at once.", minimum=1)
     api: str = setting("chat", "openai endpoint: chat or completions.")
     concurrency: int = setting(32, "openai: requests in flight.", minimum=1)
-    max_retries: int = setting(5, "openai: retries on 429, 5xx and timeouts.", minimum=0)
+    max_retries: int = setting(
+        5,
+        "openai: retries of a request that failed (500, 408, 409, 425, a reply that is not JSON).",
+        minimum=0,
+    )
+    server_wait: float = setting(
+        300.0,
+        "openai: seconds to keep polling a server that stopped answering (refused or dropped connections, "
+        "timeouts, 429, 502-504) before giving up; any answer restarts the count.",
+        minimum=0,
+    )
     request_timeout: float = setting(600.0, "openai: seconds per request.", exclusive_minimum=0)
 
     def __post_init__(self) -> None:
@@ -86,4 +96,5 @@ def make_backend(engine: EngineConfig):
         concurrency=engine.concurrency,
         timeout=engine.request_timeout,
         max_retries=engine.max_retries,
+        server_wait=engine.server_wait,
     )

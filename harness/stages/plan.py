@@ -128,6 +128,7 @@ def plan(cfg: EvalConfig) -> Plan:
         "revision": cfg.engine.revision,
         "backend": cfg.engine.backend,
         "dtype": cfg.engine.dtype,
+        **({"api": cfg.engine.api} if cfg.engine.backend == "openai" else {}),  # one endpoint per run
         "seed": cfg.seed,
         "limit": cfg.limit,
         "sampling": sampling,
