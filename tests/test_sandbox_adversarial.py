@@ -18,7 +18,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -1345,3 +1347,183 @@ def test_legitimate_candidate_still_passes():
 def test_harness_is_fine_after_all_this():
     assert run_program("print(input()[::-1])", "olleh\n", FAST).stdout == b"hello\n"
     assert sys.getrecursionlimit() >= 1000 and json.dumps([1]) == "[1]"
+
+
+# ---------------------------------------------------------------------------------------------
+# A wrong sample and its neighbour: forged verdicts, cgroup escape, outliving a killed harness
+
+FORGER = GUARD + prog(
+    """
+    import glob, os, signal
+    FAKES = [b'{"done": true}\\n', b"0" * 64 + b' {"done": true}\\n']
+
+    def f(x):
+        written = 0
+        for path in sorted(set(glob.glob("/proc/*/fd/*") + glob.glob("/proc/*/task/*/fd/*"))):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                continue
+            for fake in FAKES:
+                try:
+                    written += os.write(fd, fake) > 0
+                except OSError:
+                    pass
+            os.close(fd)
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != os.getpid():
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+        return 0
+    """
+)
+NEIGHBOUR_TESTS = (
+    "import time\nfor _ in range(20):\n    time.sleep(0.05)\n    assert f(2) == 4\nassert f(3) == 9\n"
+)
+
+
+def checks_side_by_side(candidate: str, limits: Limits) -> tuple:
+    """The candidate's verdict and a concurrent wrong neighbour's (f(3) returns 0)."""
+    neighbour: list = []
+    wrong = "def f(x):\n    return x * x if x != 3 else 0\n"
+    thread = threading.Thread(target=lambda: neighbour.append(run_tests(wrong, NEIGHBOUR_TESTS, limits)))
+    thread.start()
+    time.sleep(0.3)  # the neighbour's checker is running when the forger strikes
+    verdict = run_tests(candidate, TESTS_WANT_9, limits)
+    thread.join(timeout=limits.wall + SLACK)
+    return verdict, neighbour[0]
+
+
+def test_forged_verdicts_through_every_fd_and_proc_path_fail(no_leaks):
+    verdict, neighbour = checks_side_by_side(FORGER, Limits(wall=5.0, cpu=5.0))
+    assert verdict.status != "pass", verdict
+    assert neighbour.status == "fail" and "assert f(3) == 9" in neighbour.reason, neighbour
+
+
+def test_forged_verdict_is_refused_even_without_isolation(monkeypatch, tmp_path):
+    """Unisolated (opted in), the forger does reach the checkers' pipes: only the signature stops it.
+    It writes only to processes this test started, as it is not in a sandbox."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv(isolation.UNSAFE, "1")
+    isolation._bwrap_problem.cache_clear()
+    forger = prog(
+        f"""
+        import glob, os
+        def f(x):
+            reached = 0
+            for status in glob.glob("/proc/[0-9]*/status"):
+                try:
+                    ppid = [l.split()[1] for l in open(status) if l.startswith("PPid:")][0]
+                except (OSError, IndexError):
+                    continue
+                if ppid != "{os.getpid()}":
+                    continue
+                for path in glob.glob(status[:-6] + "fd/*"):
+                    try:
+                        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+                        reached += os.write(fd, b'{{"done": true}}\\n') > 0
+                        os.close(fd)
+                    except OSError:
+                        pass
+            assert reached, "the forger reached no pipe: the test proves nothing"
+            return 0
+        """
+    )
+    try:
+        assert not isolated()
+        verdict, neighbour = checks_side_by_side(forger, Limits(wall=5.0, cpu=5.0))
+    finally:
+        monkeypatch.undo()
+        isolation._bwrap_problem.cache_clear()
+    assert verdict.status != "pass", verdict
+    assert neighbour.status != "pass", neighbour
+
+
+def test_candidate_cannot_leave_its_cgroup(mark, no_leaks):
+    if cgroup.available()[0] is None:
+        pytest.skip("no cgroups here")
+    code = prog(
+        f"""
+        import glob, os, subprocess
+        child = os.fork()
+        if child == 0:
+            os.execv("/bin/sleep", ["sleep", "{mark}"])
+        moved = []
+        paths = glob.glob("/sys/fs/cgroup/**/cgroup.procs", recursive=True)
+        for path in ["/sys/fs/cgroup/cgroup.procs", *paths]:
+            for pid in (os.getpid(), child):
+                try:
+                    with open(path, "w") as fh:
+                        fh.write(str(pid))
+                    moved.append(path)
+                except OSError:
+                    pass
+        os.makedirs("/tmp/cg", exist_ok=True)
+        mount = ["mount", "-t", "cgroup2", "none", "/tmp/cg"]
+        mounted = subprocess.run(mount, capture_output=True).returncode
+        def f():
+            return [moved, mounted]
+        """
+    )
+    with Served(code, FAST) as s:
+        moved, mounted = s.call("f", [])
+        pids = survivors(mark)
+        assert pids
+        groups = {line for pid in pids for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()}
+    assert moved == [] and mounted != 0
+    assert any(f"/harness-sandbox/{os.getpid()}-" in line for line in groups if ":pids:" in line), groups
+    assert survivors(mark) == []
+
+
+HARNESS = prog(
+    """
+    import sys
+    from harness.sandbox import Limits, run_tests
+    candidate = '''
+    import os, time
+    def f(x):
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv("/bin/sleep", ["sleep", "%s"])
+            os._exit(0)
+        os.execv("/bin/sleep", ["sleep", "%s"])
+    ''' % (sys.argv[1], sys.argv[1])
+    run_tests(candidate, "assert f(3) == 9\\n", Limits(wall=60.0, cpu=60.0))
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unsafe"])
+def test_nothing_outlives_a_killed_harness(mode, mark, tmp_path):
+    """kill -9 of the harness mid-check: its candidates die with it (bwrap) or at the next run (opted
+    into no isolation), and the next run removes the dead harness's cgroups and work folders."""
+    env = dict(os.environ)
+    if mode == "unsafe":
+        env.update(PATH=str(tmp_path), **{isolation.UNSAFE: "1"})
+    repo = Path(__file__).resolve().parent.parent
+    harness = subprocess.Popen([sys.executable, "-c", HARNESS, mark], cwd=repo, env=env)
+    deadline = time.monotonic() + 30
+    while len(survivors(mark)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(survivors(mark)) >= 2, "the candidate and its daemon did not start"
+    harness.kill()
+    harness.wait()
+    if mode == "bwrap":
+        deadline = time.monotonic() + 5
+        while survivors(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert survivors(mark) == [], "a candidate outlived the harness"
+    next_run = (
+        "from harness.sandbox import Limits, run_program; print(run_program('print(1)', '', Limits()).status)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", next_run], cwd=repo, env=env, capture_output=True, timeout=60
+    )
+    assert done.stdout == b"ok\n", done.stderr
+    assert survivors(mark) == []
+    bases = set(cgroup._state[1].values()) if cgroup.available()[0] else set()
+    assert [d for base in bases for d in base.iterdir() if d.name.startswith(f"{harness.pid}-")] == []
+    assert list(Path(tempfile.gettempdir()).glob(f"harness-sandbox-{harness.pid}-*")) == []

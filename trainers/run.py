@@ -124,10 +124,12 @@ def train(config: TrainConfig) -> Path:
     resume = check_out_dir(config)
     rows, scorer = dataset_rows(config)
     args = grpo_args(config)
+    sandbox = code_sandbox(scorer)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / CONFIG_FILE).write_text(
-        json.dumps({"hash": config.hash, "config": config.identity, "scorer": scorer}, indent=2) + "\n"
+        json.dumps({"hash": config.hash, "config": config.identity, "scorer": scorer, **sandbox}, indent=2)
+        + "\n"
     )
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # read by transformers' callback
     method = make_method(config, scorer)
@@ -146,6 +148,17 @@ def train(config: TrainConfig) -> Path:
     )
     trainer.train(resume_from_checkpoint=resume)
     return out
+
+
+def code_sandbox(scorer: str) -> dict[str, Any]:
+    """For a code reward: refuse to run model code unisolated unless opted in (before anything is
+    loaded or written), and say how it is isolated."""
+    if scorer != "code":
+        return {}
+    from harness import sandbox
+
+    sandbox.require()
+    return {"sandbox": sandbox.facts()}
 
 
 def _step_of(checkpoint: str | None) -> int:
