@@ -61,7 +61,7 @@ def test_rate_limits_and_server_errors_are_retried():
 
 def test_a_server_that_keeps_failing_stops_with_the_reason():
     with FakeOpenAI(lambda body, count: (500, {"error": "boom"}, {})) as fake:
-        with pytest.raises(ServerError, match=r"still failing after 2 retries in 0 s: HTTP 500.*boom"):
+        with pytest.raises(ServerError, match=r"still failing after 2 retries in \d\.\d s: HTTP 500.*boom"):
             generate(backend(fake, max_retries=2), requests(1))
     assert len(fake.bodies) == 3
 
@@ -78,9 +78,11 @@ def test_a_reply_that_is_not_json_is_retried_then_named():
     with FakeOpenAI(lambda body, count: (200, HTML, {})) as fake:
         with pytest.raises(ServerError) as error:
             generate(backend(fake, max_retries=1), requests(1))
-    assert str(error.value) == (
-        f"POST {fake.base_url}/chat/completions still failing after 1 retries in 0 s: HTTP 200 with a body "
-        "that is not a JSON object: <!DOCTYPE html> <html><body> <h1>Sign in to the proxy</h1></body></html>"
+    assert re.fullmatch(
+        rf"POST {fake.base_url}/chat/completions still failing after 1 retries in \d\.\d s: "
+        r"HTTP 200 with a body that is not a JSON object: "
+        r"<!DOCTYPE html> <html><body> <h1>Sign in to the proxy</h1></body></html>",
+        str(error.value),
     )
 
 
@@ -124,6 +126,17 @@ def test_the_recorded_server_model_keeps_only_stable_fields():
         described = backend(fake).describe()["server_model"]
     stable = {"id": MODEL, "object": "model", "owned_by": "vllm", "root": MODEL, "parent": None}
     assert described == {**stable, "max_model_len": 4096}
+
+
+def test_a_request_that_times_out_counts_as_failed_not_as_a_server_gone():
+    def slow(body, count):
+        time.sleep(0.5)
+        return 200, answer(body), {}
+
+    with FakeOpenAI(slow) as fake:
+        with pytest.raises(ServerError, match=r"still failing after 1 retries in \d\.\d s: ReadTimeout"):
+            generate(backend(fake, timeout=0.2, max_retries=1), requests(1))
+    assert len(fake.bodies) == 2
 
 
 def test_a_refused_request_is_not_retried():

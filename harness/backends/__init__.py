@@ -37,13 +37,13 @@ class EngineConfig:
     concurrency: int = setting(32, "openai: requests in flight.", minimum=1)
     max_retries: int = setting(
         5,
-        "openai: retries of a request that failed (500, 408, 409, 425, a reply that is not JSON).",
+        "openai: retries of a request that failed (timeout, 500, 408, 409, 425, a reply that is not JSON).",
         minimum=0,
     )
     server_wait: float = setting(
         300.0,
         "openai: seconds to keep polling a server that stopped answering (refused or dropped connections, "
-        "timeouts, 429, 502-504) before giving up; any answer restarts the count.",
+        "429, 502-504) before giving up; any answer restarts the count.",
         minimum=0,
     )
     request_timeout: float = setting(600.0, "openai: seconds per request.", exclusive_minimum=0)

@@ -2,11 +2,11 @@
 
 One HTTP request per sample, each with its own seed, so every server (including those that refuse
 `n > 1`) returns the same samples a local vLLM engine would, and a resumed run asks only for what
-is missing. At most `concurrency` requests are in flight. While the server is unavailable (refused,
-dropped or timed-out connections; 429, 502, 503, 504) every request polls it about once a second
-(honouring Retry-After) until it has not answered for `server_wait` seconds; a request that fails
-otherwise (408, 409, 425, 500, a 2xx that is not a JSON object) is retried `max_retries` times with
-exponential backoff. Other errors stop the run at once. Completions that finished before an error
+is missing. At most `concurrency` requests are in flight. While the server is unavailable (refused
+or dropped connections; 429, 502, 503, 504) every request polls it about once a second (honouring
+Retry-After) until it has not answered for `server_wait` seconds; a request that fails otherwise (no
+reply within `timeout`; 408, 409, 425, 500; a 2xx that is not a JSON object) is retried `max_retries`
+times with exponential backoff. Other errors stop the run at once. Completions that finished before an error
 are still handed back, so no finished record is lost.
 """
 
@@ -200,7 +200,7 @@ class OpenAIBackend:
                 if failures == self.max_retries:
                     raise ServerError(
                         f"{method} {self.base_url}{path} still failing after {failures} retries "
-                        f"in {time.monotonic() - started:.0f} s: {outcome}"
+                        f"in {time.monotonic() - started:.1f} s: {outcome}"
                     )
                 pause = outcome.retry_after or self._backoff(failures)
                 failures += 1
@@ -213,7 +213,8 @@ class OpenAIBackend:
         try:
             response = self.client.request(method, path, json=body)
         except httpx.TransportError as e:  # refused, dropped or timed-out connections
-            return Failure(f"{type(e).__name__}: {e}", unavailable=True)
+            slow = isinstance(e, httpx.TimeoutException) and not isinstance(e, httpx.ConnectTimeout)
+            return Failure(f"{type(e).__name__}: {e}", unavailable=not slow)  # slow: this request
         status, wait_for = response.status_code, retry_after(response.headers.get("retry-after"))
         if status in UNAVAILABLE:
             return Failure(f"HTTP {status}: {response.text}", True, wait_for)
