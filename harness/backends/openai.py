@@ -212,9 +212,9 @@ class OpenAIBackend:
 
         try:
             response = self.client.request(method, path, json=body)
-        except httpx.TransportError as e:  # refused, dropped or timed-out connections
+        except httpx.TransportError as e:  # no reply in time fails this request; the others mean "down"
             slow = isinstance(e, httpx.TimeoutException) and not isinstance(e, httpx.ConnectTimeout)
-            return Failure(f"{type(e).__name__}: {e}", unavailable=not slow)  # slow: this request
+            return Failure(f"{type(e).__name__}: {e}", unavailable=not slow)
         status, wait_for = response.status_code, retry_after(response.headers.get("retry-after"))
         if status in UNAVAILABLE:
             return Failure(f"HTTP {status}: {response.text}", True, wait_for)
