@@ -88,7 +88,9 @@ def require(row: dict[str, Any], field: str, path: Path, number: int) -> Any:
     """The value of a required field, or an error naming the file, line and field."""
     value = row.get(field)
     if field not in row:
-        raise HarnessError(f"{path}:{number}: missing field {field!r} (has: {', '.join(sorted(row))})")
+        raise HarnessError(
+            f"{path}:{number}: missing field {field!r} (has: {', '.join(map(repr, sorted(row)))})"
+        )
     if value is None:
         raise HarnessError(f"{path}:{number}: field {field!r} is null")
     if value == "" or value == []:

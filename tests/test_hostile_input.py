@@ -233,3 +233,25 @@ def test_regress_keeps_2_for_not_comparable_and_3_for_usage_errors(tmp_path, ext
     (other / RUN).write_text(json.dumps(info))
     assert harness("regress", str(external), str(other)).code == 2  # the harness drifted
     assert "3 a usage error" in " ".join(harness("regress", "--help").stdout.split())
+
+
+def test_a_run_that_generated_nothing_does_not_lock_its_folder(tmp_path, custom, tiny_model):
+    out = tmp_path / "run"
+    common = ["--benchmarks", f"jsonl:{custom}", "--scorer", "math", "--out", str(out), "--max-tokens", "4"]
+    failed = harness("eval", "--model", str(tmp_path / "no-model"), *common)
+    assert failed.code == 2 and "cannot load model" in failed.stderr and "Traceback" not in failed.stderr
+    assert (out / RUN).is_file() and not (out / GENERATIONS).exists()
+    done = harness("eval", "--model", str(tiny_model), "--n", "1", *common)
+    assert done.code == 0, done.stderr
+    assert json.loads((out / RUN).read_text())["config"]["model"] == str(tiny_model)
+
+
+def test_a_prompt_that_alone_fills_the_context_says_so(tmp_path, tiny_model):
+    data = tmp_path / "long.jsonl"
+    data.write_text(json.dumps({"id": "a", "problem": "word " * 40000, "answer": "1"}) + "\n")
+    done = harness("eval", "--model", str(tiny_model), "--benchmarks", f"jsonl:{data}", "--scorer", "math",
+                   "--n", "1", "--max-tokens", "4", "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.code == 2 and "Traceback" not in done.stderr
+    message = done.stderr.splitlines()[-1]  # after the engine's start and the progress bars
+    assert "item a: the prompt alone (" in message and "fills the model's context of 32768 tokens" in message
+    assert "cut prompts with --max-input-tokens (below 32768" in message and "at most -" not in message

@@ -64,6 +64,11 @@ def user_error(error: BaseException) -> HarnessError | None:
     return None
 
 
+def printable(text: str) -> str:
+    """`text` with control characters from the user's files escaped (\\x1c), its own line breaks kept."""
+    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+
+
 def main() -> None:
     try:
         app()
@@ -72,5 +77,5 @@ def main() -> None:
         if error is None:
             raise
         # one line (unless the message has several), never read as markup
-        console.print(f"[red]error:[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(printable(str(error)))}", highlight=False, soft_wrap=True)
         sys.exit(getattr(e, "exit_code", USER_ERROR))

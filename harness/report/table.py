@@ -23,6 +23,10 @@ def collect(run_dirs: list[Path]) -> tuple[list[str], list[str], list[dict]]:
         run = RunDir(path)
         results.append(run.read_json(RESULTS))
         info = run.read_json(RUN)
+        missing = [b for b in info["config"]["benchmarks"] if b not in results[-1]]
+        if missing:
+            raise HarnessError(f"{run.file(RESULTS)} has no results for {', '.join(map(str, missing))}: "
+                               f"run `harness score {path}`")  # fmt: skip
         labels.append(Path(info["config"].get("model") or path.name).name)
         unsafe.append(unsandboxed(info))
         columns += [b for b in results[-1] if b not in columns]
