@@ -80,6 +80,7 @@ class FaultProxy:
             return None
 
     def _forward(self, method: str, path: str, body: bytes, headers) -> tuple[int, str, bytes]:
+        """The upstream server's reply: status, content type and body."""
         self.forwarded.append(time.monotonic())
         conn = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=120)
         try:
