@@ -161,7 +161,10 @@ def test_custom_judge_prompt_file(tmp_path):
             EngineConfig("m", tensor_parallel_size=2),
             "--judge-tensor-parallel-size needs --judge-backend vllm",
         ),
-        (EngineConfig("m", backend="vllm", concurrency=0), "and --judge-concurrency must be"),
+        (
+            EngineConfig("m", backend="openai", base_url="http://127.0.0.1:9/v1", data_parallel_size=2),
+            "--judge-data-parallel-size is for local engines",
+        ),
     ],
 )
 def test_judge_engine_errors_name_the_judge_flags(engine, message):

@@ -217,10 +217,10 @@ def sandbox_record(benchmarks: list, unsafe_no_sandbox: bool = False) -> dict[st
         return {}
     from harness import sandbox
 
-    facts = sandbox.facts()
     if unsafe_no_sandbox:
         sandbox.allow_unisolated()
     sandbox.require()
+    facts = sandbox.facts()
     if "warning" in facts:
         console.print(f"[bold red]WARNING: {facts['warning']}[/bold red]")
     return {"sandbox": facts}
