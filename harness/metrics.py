@@ -1,4 +1,5 @@
-"""Multi-sample metrics: avg@N, unbiased pass@K, maj@N, a bootstrap CI, and sample-level rates.
+"""Multi-sample metrics: avg@N, unbiased pass@K, maj@N, a bootstrap CI, sample-level rates, and how
+concentrated the answers are (to see a model that collapsed onto one answer).
 
 Items may have unequal sample counts: avg@N averages each item's own mean (items weigh equally),
 pass@K is reported for K up to the smallest per-item count, and maj@N votes over what each item has.
@@ -7,8 +8,8 @@ A sample counts as correct for pass@K when its value is 1.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
 
@@ -16,6 +17,8 @@ import numpy as np
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
+COLLAPSE_SHARE = 0.5  # at least half of the samples give one answer...
+COLLAPSE_RISE = 0.25  # ...25 points more often than in the base run and than the most common gold
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class Outcome:
     answer_key: str | None  # the extracted answer, normalised; None when nothing was extracted
     truncated: bool | None = None
     completion_tokens: int | None = None
+    gold: str | None = None  # the item's gold answer, where a constant answer could match it verbatim
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -73,13 +77,49 @@ def bootstrap_ci(item_means: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, s
     return [float(low), float(high)]
 
 
+def answer_key(score: Mapping) -> str | None:
+    """A score record's answer as the metrics compare answers: the scorer's canonical form of what it
+    extracted; None when nothing was extracted."""
+    return score.get("canonical") if score.get("extracted") is not None else None
+
+
+def answer_spread(keys: Sequence[str | None]) -> dict:
+    """`distinct_answers` (unextracted samples give none), `mode_answer` (the most common; ties go to the
+    smallest string) and `mode_answer_share` (its count over all samples, unextracted ones included)."""
+    counts = Counter(k for k in keys if k is not None)
+    if not counts:
+        return {"distinct_answers": 0, "mode_answer": None, "mode_answer_share": 0.0}
+    mode = min(counts, key=lambda k: (-counts[k], k))
+    return {
+        "distinct_answers": len(counts),
+        "mode_answer": mode,
+        "mode_answer_share": counts[mode] / len(keys),
+    }
+
+
+def constant_baseline(golds: Iterable[str]) -> float:
+    """The accuracy of giving every item the most common gold answer (golds compared as stripped
+    strings: exact for integers, a lower bound where one value has several spellings)."""
+    counts = Counter(g.strip() for g in golds)
+    return max(counts.values()) / sum(counts.values())
+
+
+def collapsed(base_share: float, candidate_share: float, constant: float | None) -> bool:
+    """Whether a candidate's answers collapsed: its most common answer takes at least half of its
+    samples, and at least 25 points more than the base's most common answer and than the most common
+    gold answer's share of items (`constant`, where known)."""
+    rises = [base_share] + ([] if constant is None else [constant])
+    return candidate_share >= max(COLLAPSE_SHARE, *(share + COLLAPSE_RISE for share in rises)) - 1e-12
+
+
 def _rate(values: list) -> float | None:
     known = [v for v in values if v is not None]
     return float(np.mean(known)) if known else None
 
 
 def aggregate(outcomes: Iterable[Outcome], extra_k: Iterable[int] = ()) -> dict:
-    """All metrics for one benchmark, named as in the run-directory contract.
+    """All metrics for one benchmark, named as in the run-directory contract, and the spread of its
+    answers; `constant_baseline` too when every outcome carries its item's gold.
 
     `extra_k`: pass@k values a benchmark's paper reports besides the powers of two (when k <= n)."""
     by_item: dict[str, list[Outcome]] = defaultdict(list)
@@ -104,6 +144,9 @@ def aggregate(outcomes: Iterable[Outcome], extra_k: Iterable[int] = ()) -> dict:
     result["truncated_rate"] = _rate([o.truncated for o in samples])
     result["unextracted_rate"] = float(np.mean([o.answer_key is None for o in samples]))
     result["mean_completion_tokens"] = _rate([o.completion_tokens for o in samples])
+    result.update(answer_spread([o.answer_key for o in samples]))
+    if all(o.gold is not None for o in samples):
+        result["constant_baseline"] = constant_baseline([g[0].gold for g in groups])
     return result
 
 

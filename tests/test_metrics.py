@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import comb
 
 import pytest
 
-from harness.metrics import Outcome, aggregate, k_values, majority_value, pass_at_k
+from harness.metrics import (
+    Outcome,
+    aggregate,
+    answer_key,
+    answer_spread,
+    collapsed,
+    constant_baseline,
+    k_values,
+    majority_value,
+    pass_at_k,
+)
 
 # ---------------------------------------------------------------------------------------------
 # pass_at_k
@@ -161,6 +172,9 @@ def test_aggregate_two_items_hand_computed():
         "truncated_rate",
         "unextracted_rate",
         "mean_completion_tokens",
+        "distinct_answers",
+        "mode_answer",
+        "mode_answer_share",
     }
     assert result["n_items"] == 2
     assert result["n_samples"] == 8
@@ -183,6 +197,8 @@ def test_aggregate_two_items_hand_computed():
     # item means {0.5, 0.0}: bootstrap means are 0, 0.25, 0.5 with prob 1/4, 1/2, 1/4
     assert result["ci95"] == pytest.approx([0.0, 0.5])
     assert "samples_per_item" not in result
+    # answers 5,7,7,5 and 2,-,3,2: four distinct; 2, 5 and 7 tie at 2 of 8 samples, "2" is the smallest
+    assert (result["distinct_answers"], result["mode_answer"], result["mode_answer_share"]) == (4, "2", 0.25)
 
 
 def test_aggregate_ignores_input_order():
@@ -261,3 +277,55 @@ def test_truncated_rate_none_when_all_flags_none():
     assert result["truncated_rate"] is None
     outcomes = [_o(0, 1.0, "1", "A", truncated=None), _o(1, 0.0, "2", "A", truncated=True)]
     assert aggregate(outcomes)["truncated_rate"] == 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# answer spread, constant baseline, collapse
+# ---------------------------------------------------------------------------------------------
+
+
+def test_answer_spread_counts_unextracted_samples_in_the_share_only():
+    spread = answer_spread(["5", None, "5", "12", None, "5", "7", "5"])
+    assert spread == {"distinct_answers": 3, "mode_answer": "5", "mode_answer_share": 0.5}
+    assert answer_spread([None, None]) == {
+        "distinct_answers": 0,
+        "mode_answer": None,
+        "mode_answer_share": 0.0,
+    }
+
+
+def test_answer_key_is_the_canonical_form_of_an_extracted_answer():
+    assert answer_key({"extracted": "5.0", "canonical": "5"}) == "5"
+    assert answer_key({"extracted": None, "canonical": "5"}) is None
+    assert answer_key({"extracted": None}) is None
+
+
+def test_constant_baseline_is_the_most_common_golds_share_of_items():
+    assert constant_baseline(["5", "7", " 5", "9", "5\n", "7", "11", "12"]) == 3 / 8
+    assert constant_baseline(["A"]) == 1.0
+
+
+def test_aggregate_records_the_constant_baseline_when_every_outcome_has_its_gold():
+    golds = {"A": "5", "B": "5", "C": "9"}
+    outcomes = [_o(k, 0.0, "5", item) for item in golds for k in range(2)]
+    assert "constant_baseline" not in aggregate(outcomes)
+    result = aggregate([replace(o, gold=golds[o.item_id]) for o in outcomes])
+    assert result["constant_baseline"] == pytest.approx(2 / 3)  # items weigh equally, as in avg@N
+    assert (result["distinct_answers"], result["mode_answer"], result["mode_answer_share"]) == (1, "5", 1.0)
+
+
+@pytest.mark.parametrize(
+    ("base", "candidate", "constant", "expected"),
+    [
+        (0.10, 1.00, 0.14, True),  # the demo: every sample answers 5
+        (0.10, 0.50, None, True),  # half of the samples, 40 points up, no gold to compare
+        (0.10, 0.49, None, False),  # under half
+        (0.30, 0.54, None, False),  # only 24 points above the base
+        (0.30, 0.55, None, True),
+        (0.10, 0.60, 0.40, False),  # golds alone are 40% one answer: 60% is not 25 points beyond
+        (0.10, 0.65, 0.40, True),
+        (0.80, 0.85, 0.20, False),  # the base was already as concentrated
+    ],
+)
+def test_collapse_rule(base, candidate, constant, expected):
+    assert collapsed(base, candidate, constant) is expected

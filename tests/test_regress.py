@@ -10,6 +10,9 @@ from helpers import run_cli
 from scipy import stats
 
 from harness.metrics import holm, mcnemar_exact, min_detectable_effect, sign_flip_p
+from harness.records import generation_record
+from harness.stages.score import finalize
+from harness.store import GENERATIONS, RESULTS, SCORES, RunDir
 
 
 @pytest.mark.parametrize(("b", "c"), [(0, 0), (0, 5), (3, 9), (10, 10), (1, 30), (25, 7)])
@@ -79,7 +82,7 @@ def write_run(path: Path, values: dict[str, list[list[float]]], **changes) -> Pa
 def regress(base: Path, candidate: Path, *extra: str, tmp: Path) -> tuple[int, dict, str]:
     report = tmp / f"report-{candidate.name}.json"
     done = run_cli("regress", str(base), str(candidate), "--json", str(report), *extra, check=False)
-    assert done.returncode in (0, 1, 2), done.stderr
+    assert done.returncode in (0, 1, 2, 4), done.stderr
     return done.returncode, json.loads(report.read_text()), done.stdout
 
 
@@ -140,3 +143,99 @@ def test_compare_prints_each_run_against_the_first_without_gating(tmp_path):
     done = run_cli("compare", str(base), str(worse), str(base))
     assert done.returncode == 0
     assert done.stdout.count("| aime | 20 |") == 2 and "regression" in done.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# answer collapse: the demo's "+11 points" that was a model answering 5 to every sum
+# ---------------------------------------------------------------------------------------------
+
+GOLDS = [str(i % 6 + i // 6 % 6) for i in range(200)]  # 200 sums of two digits 0-5: 33 are 5
+
+
+def answered_run(path: Path, answers: list[str | None], scorer: str = "math") -> Path:
+    """A finalized one-sample run of the benchmark "sums": item i answered `answers[i]` (None: nothing
+    extracted), right when it equals the gold."""
+    info = {
+        "config": {
+            "benchmarks": ["sums"],
+            "model": str(path),
+            "scorers": {"sums": scorer},
+            "sampling": {"sums": {"n": 1, "temperature": 0.0}},
+        },
+        "config_hash": "sums",
+        "answers": {"sums": {str(i): g for i, g in enumerate(GOLDS)}},
+    }
+    run = RunDir(path)
+    run.start(info)
+    run.append(GENERATIONS, [generation_record("sums", str(i), 0, str(a)) for i, a in enumerate(answers)])
+    scores = [
+        {"benchmark": "sums", "item_id": str(i), "sample_idx": 0, "value": float(a == g), "extracted": a,
+         "canonical": a, "scorer": f"{scorer}-1", "details": {}}
+        for i, (a, g) in enumerate(zip(answers, GOLDS, strict=True))
+    ]  # fmt: skip
+    run.append(SCORES, scores)
+    finalize(run, info, {"sums": f"{scorer}-1"})
+    return path
+
+
+def off_by_one(right: set[int]) -> list[str | None]:
+    """The gold on the items in `right`, the gold + 1 elsewhere, nothing extracted on items 5, 15, 25..."""
+    return [None if i % 10 == 5 else g if i in right else str(int(g) + 1) for i, g in enumerate(GOLDS)]
+
+
+def results(run: Path) -> dict:
+    return json.loads((run / RESULTS).read_text())["sums"]
+
+
+def test_a_gain_from_answering_5_everywhere_is_a_collapse_not_an_improvement(tmp_path):
+    base = answered_run(tmp_path / "base", off_by_one({0, 50, 100, 150}))  # 4 right, none a 5
+    fives = answered_run(tmp_path / "fives", ["5"] * 200)
+    assert results(base)["avg@1"] == 0.02 and results(base)["unextracted_rate"] == 0.1
+    assert (results(base)["distinct_answers"], results(base)["mode_answer_share"]) == (12, 28 / 200)
+    assert results(fives)["avg@1"] == results(fives)["constant_baseline"] == 33 / 200
+    assert (results(fives)["distinct_answers"], results(fives)["mode_answer"]) == (1, "5")
+    assert results(fives)["mode_answer_share"] == 1.0
+
+    code, report, out = regress(base, fives, tmp=tmp_path)
+    assert code == 4
+    [c] = report["comparisons"]
+    assert c["delta"] == pytest.approx(29 / 200) and c["p"] == pytest.approx(mcnemar_exact(4, 33))
+    assert c["p"] < 1e-5 and c["verdict"] == "collapse" and c["collapse"]
+    assert "| sums | 200 | 2.0 | 16.5 | +14.5 [" in out and "| 16.5 | 14.0 → 100.0 | collapse |" in out
+    assert (
+        "warning: answer collapse in sums: 100.0% of the candidate's samples answer '5' (base's most common "
+        "answer: 14.0%); distinct answers 12 -> 1; its 16.5 does not beat the constant-answer baseline 16.5"
+    ) in out.splitlines()
+
+
+def test_a_healthy_gain_is_an_improvement(tmp_path):
+    base = answered_run(tmp_path / "base", off_by_one({0, 50, 100, 150}))
+    better = answered_run(tmp_path / "better", off_by_one({i for i in range(200) if i % 3}))
+    code, report, out = regress(base, better, tmp=tmp_path)
+    [c] = report["comparisons"]
+    assert code == 0 and c["verdict"] == "improvement" and not c["collapse"]
+    assert c["candidate_answers"]["mode_answer_share"] < 0.2 and "warning" not in out
+
+
+def test_a_collapse_without_a_gain_is_flagged_and_a_regression_stays_a_regression(tmp_path):
+    base = answered_run(tmp_path / "base", off_by_one(set(range(0, 200, 6))))  # 34 right: 17.0
+    fives = answered_run(tmp_path / "fives", ["5"] * 200)
+    code, report, out = regress(base, fives, tmp=tmp_path)
+    assert code == 4 and report["comparisons"][0]["verdict"] == "collapse"
+    strong = answered_run(tmp_path / "strong", off_by_one({i for i in range(200) if i % 10 != 5}))  # 90.0
+    code, report, out = regress(strong, fives, tmp=tmp_path)
+    assert code == 1 and report["comparisons"][0]["verdict"] == "regression"
+    assert "warning: answer collapse in sums: 100.0%" in out
+
+
+def test_without_verbatim_golds_collapse_is_judged_on_the_answers_alone(tmp_path):
+    base = answered_run(tmp_path / "base", off_by_one({0, 50, 100, 150}), scorer="cem")
+    fives = answered_run(tmp_path / "fives", ["5"] * 200, scorer="cem")
+    assert "constant_baseline" not in results(fives) and results(fives)["mode_answer_share"] == 1.0
+    code, report, out = regress(base, fives, tmp=tmp_path)
+    assert code == 4 and report["comparisons"][0]["constant_baseline"] is None
+    assert "| 8.0 | – | 14.0 → 100.0 | collapse |" in out
+    assert out.splitlines()[-1] == (
+        "warning: answer collapse in sums: 100.0% of the candidate's samples answer '5' (base's most common "
+        "answer: 14.0%); distinct answers 12 -> 1"
+    )

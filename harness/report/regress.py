@@ -5,6 +5,8 @@ Per benchmark, on the items both runs scored with the same gold answer: one samp
 runs -> exact McNemar test on correctness (value 1); otherwise a paired sign-flip permutation test on
 per-item mean values. Δ = candidate - base, with a paired bootstrap 95% CI over items; p-values are
 Holm-corrected across benchmarks. A regression is Δ < 0 with Holm p < alpha and |Δ| >= min_effect.
+A collapse is a candidate whose answers, on those items, concentrated on one answer
+(`metrics.collapsed`), whatever its Δ, unless the benchmark regressed.
 
 Harness drift (data, prompt, chat template, scorer or sampling that differ between the runs) is
 reported apart from model change; it makes the runs not comparable unless allowed.
@@ -19,10 +21,21 @@ from typing import Any
 import numpy as np
 
 from harness import HarnessError
-from harness.metrics import bootstrap_ci, holm, mcnemar_exact, min_detectable_effect, sign_flip_p
+from harness.metrics import (
+    answer_key,
+    answer_spread,
+    bootstrap_ci,
+    collapsed,
+    constant_baseline,
+    holm,
+    mcnemar_exact,
+    min_detectable_effect,
+    sign_flip_p,
+)
+from harness.scoring import exact_golds
 from harness.store import RUN, SCORES, RunDir
 
-NO_REGRESSION, REGRESSION, NOT_COMPARABLE = 0, 1, 2
+NO_REGRESSION, REGRESSION, NOT_COMPARABLE, COLLAPSE = 0, 1, 2, 4  # 3: a usage error (harness.cli.app)
 
 
 @dataclass
@@ -38,6 +51,10 @@ class Comparison:
     test: str
     p: float
     mde: float  # the smallest |Δ| this test detects at 80% power with these items
+    base_answers: dict[str, Any]  # metrics.answer_spread over these items' samples
+    candidate_answers: dict[str, Any]
+    constant_baseline: float | None  # the most common gold's share of these items (exact_golds scorers)
+    collapse: bool = False
     p_holm: float = 1.0
     verdict: str = ""
     drift: list[str] = field(default_factory=list)
@@ -48,17 +65,24 @@ class Run:
     path: Path
     info: dict[str, Any]
     values: dict[str, dict[str, list[float]]]  # benchmark -> item -> sample values
+    answers: dict[str, dict[str, list[str | None]]]  # benchmark -> item -> sample answer keys
 
     @classmethod
     def load(cls, path: Path) -> Run:
         run = RunDir(path)
         info = run.read_json(RUN)
         values: dict[str, dict[str, list[float]]] = {}
+        answers: dict[str, dict[str, list[str | None]]] = {}
         for s in run.records(SCORES):
             values.setdefault(s["benchmark"], {}).setdefault(s["item_id"], []).append(float(s["value"]))
+            answers.setdefault(s["benchmark"], {}).setdefault(s["item_id"], []).append(answer_key(s))
         if not values:
             raise HarnessError(f"{path} has no scores: run `harness score {path}` first")
-        return cls(Path(path), info, values)
+        return cls(Path(path), info, values, answers)
+
+    def spread(self, benchmark: str, items: list[str]) -> dict[str, Any]:
+        """`answer_spread` of the samples of `items`."""
+        return answer_spread([k for i in items for k in self.answers[benchmark][i]])
 
 
 def drift(base: Run, candidate: Run, benchmark: str) -> list[str]:
@@ -107,6 +131,7 @@ def compare_benchmark(base: Run, candidate: Run, benchmark: str, alpha: float) -
         test, p = "McNemar exact", mcnemar_exact(base_only, candidate_only)
     else:
         test, p = "paired sign-flip", sign_flip_p(differences)
+    exact = exact_golds(candidate.info["config"]["scorers"].get(benchmark, ""))
     return Comparison(
         benchmark=benchmark,
         items=len(shared),
@@ -117,6 +142,9 @@ def compare_benchmark(base: Run, candidate: Run, benchmark: str, alpha: float) -
         test=test,
         p=p,
         mde=min_detectable_effect(differences, float(base_means.mean()), alpha),
+        base_answers=base.spread(benchmark, shared),
+        candidate_answers=candidate.spread(benchmark, shared),
+        constant_baseline=constant_baseline(golds_a[i] for i in shared) if exact else None,
     )
 
 
@@ -143,16 +171,47 @@ def compare_runs(
     for c, adjusted in zip(comparisons, holm([c.p for c in comparisons]), strict=True):
         c.p_holm = adjusted
         significant = adjusted < alpha and abs(c.delta) >= min_effect
-        c.verdict = (
-            ("regression" if c.delta < 0 else "improvement") if significant else "no significant change"
+        c.collapse = collapsed(
+            c.base_answers["mode_answer_share"], c.candidate_answers["mode_answer_share"], c.constant_baseline
         )
+        c.verdict = _verdict(c, significant)
+    messages += [collapse_warning(c) for c in comparisons if c.collapse]
     drifted = [c for c in comparisons if c.drift]
     if drifted and not allow_drift:
         messages += [f"harness drift in {c.benchmark}: " + "; ".join(c.drift) for c in drifted]
         messages.append("not comparable: the harness changed, not only the model (--allow-drift to compare)")
         return NOT_COMPARABLE, comparisons, messages
-    code = REGRESSION if any(c.verdict == "regression" for c in comparisons) else NO_REGRESSION
+    verdicts = {c.verdict for c in comparisons}
+    code = REGRESSION if "regression" in verdicts else COLLAPSE if "collapse" in verdicts else NO_REGRESSION
     return code, comparisons, messages
+
+
+def _verdict(c: Comparison, significant: bool) -> str:
+    if significant and c.delta < 0:
+        return "regression"
+    if c.collapse:
+        return "collapse"
+    return "improvement" if significant else "no significant change"
+
+
+def collapse_warning(c: Comparison) -> str:
+    """One line: how the candidate's answers collapsed on a benchmark, against the base and the golds."""
+    base, cand = c.base_answers, c.candidate_answers
+    mode = str(cand["mode_answer"])
+    line = (
+        f"warning: answer collapse in {c.benchmark}: {_share(cand)}% of the candidate's samples answer "
+        f"{mode if len(mode) <= 40 else mode[:37] + '...'!r} (base's most common answer: {_share(base)}%); "
+        f"distinct answers {base['distinct_answers']} -> {cand['distinct_answers']}"
+    )
+    if c.constant_baseline is None:
+        return line
+    beats = "beats" if c.candidate > c.constant_baseline else "does not beat"
+    constant = _percent(c.constant_baseline)
+    return f"{line}; its {100 * c.candidate:.1f} {beats} the constant-answer baseline {constant}"
+
+
+def _share(spread: dict[str, Any]) -> str:
+    return f"{100 * spread['mode_answer_share']:.1f}"
 
 
 def render(comparisons: list[Comparison], base: str, candidate: str) -> str:
@@ -160,8 +219,9 @@ def render(comparisons: list[Comparison], base: str, candidate: str) -> str:
     lines = [
         f"Base: {base}  Candidate: {candidate}",
         "",
-        "| benchmark | items | base | candidate | Δ [95% CI] | test | p | p (Holm) | MDE | verdict |",
-        "|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
+        "| benchmark | items | base | candidate | Δ [95% CI] | test | p | p (Holm) | MDE | const "
+        "| top answer | verdict |",
+        "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|",
     ]
     for c in comparisons:
         low, high = c.ci95
@@ -169,12 +229,21 @@ def render(comparisons: list[Comparison], base: str, candidate: str) -> str:
         lines.append(
             f"| {c.benchmark} | {c.items} | {100 * c.base:.1f} | {100 * c.candidate:.1f} | "
             f"{100 * c.delta:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] | {c.test} | {c.p:.3g} | "
-            f"{c.p_holm:.3g} | {100 * c.mde:.1f} | {verdict} |"
+            f"{c.p_holm:.3g} | {100 * c.mde:.1f} | {_percent(c.constant_baseline)} | "
+            f"{_share(c.base_answers)} → {_share(c.candidate_answers)} | {verdict} |"
         )
-    return (
-        "\n".join(lines)
-        + "\n\nPercent. MDE: the smallest |Δ| the test detects at 80% power with these items.\n"
-    )
+    return "\n".join(lines) + "\n\n" + NOTE
+
+
+NOTE = (
+    "Percent. MDE: the smallest |Δ| the test detects at 80% power with these items. const: the accuracy of "
+    "answering every item with the most common gold answer (– where golds are not verbatim answers). "
+    "top answer: the share of samples giving the most common answer, base → candidate.\n"
+)
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
 
 
 def as_json(code: int, comparisons: list[Comparison], messages: list[str]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ __all__ = [
     "JudgeScorer",
     "RuleThenJudge",
     "Scorer",
+    "exact_golds",
     "get_scorer",
     "judged",
     "timeless",
@@ -91,6 +92,12 @@ def timeless(name: str) -> bool:
     """Whether the named scorer's verdicts cannot depend on how busy the machine is: no judge engine to
     start, no timed programs to run (code that passes on an idle machine may time out on a busy one)."""
     return not judged(name) and name != "code"
+
+
+def exact_golds(name: str) -> bool:
+    """Whether the named scorer's gold is an answer a model could give verbatim (math, numeric, choice,
+    alone or before a judge), so that a constant answer's accuracy is the share of items with that gold."""
+    return name.removesuffix("+judge") in ("math", "numeric", "choice")
 
 
 def get_scorer(

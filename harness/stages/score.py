@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness import HarnessError
-from harness.metrics import Outcome, aggregate
+from harness.metrics import Outcome, aggregate, answer_key
 from harness.progress import progress_bar
-from harness.scoring import Scorer, get_scorer, timeless
+from harness.scoring import Scorer, exact_golds, get_scorer, timeless
 from harness.scoring.judge import JudgeConfig
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
 from harness.types import Score
@@ -278,15 +278,19 @@ def finalize(
     kept = zip(generations, scores, strict=True)
     if info["config"].get("upstream_compat"):
         kept = upstream_samples(list(kept))
+    golds = {
+        b: info["answers"][b] if exact_golds(name) else {} for b, name in info["config"]["scorers"].items()
+    }
     for g, s in kept:
         outcomes[g["benchmark"]].append(
             Outcome(
                 item_id=g["item_id"],
                 sample_idx=g["sample_idx"],
                 value=s["value"],
-                answer_key=s.get("canonical") if s["extracted"] is not None else None,
+                answer_key=answer_key(s),
                 truncated=g["truncated"],
                 completion_tokens=g["completion_tokens"],
+                gold=golds[g["benchmark"]].get(g["item_id"]),
             )
         )
     pass_k = info["config"].get("pass_k", {})
