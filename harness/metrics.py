@@ -31,6 +31,7 @@ class Outcome:
     answer_key: str | None  # the extracted answer, normalised; None when nothing was extracted
     truncated: bool | None = None
     completion_tokens: int | None = None
+    answer: str | None = None  # `answer_of` its score record, for the spread of answers
     gold: str | None = None  # the item's gold answer, where a constant answer could match it verbatim
 
 
@@ -77,10 +78,12 @@ def bootstrap_ci(item_means: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, s
     return [float(low), float(high)]
 
 
-def answer_key(score: Mapping) -> str | None:
-    """A score record's answer as the metrics compare answers: the scorer's canonical form of what it
-    extracted; None when nothing was extracted."""
-    return score.get("canonical") if score.get("extracted") is not None else None
+def answer_of(score: Mapping) -> str | None:
+    """What a score record's sample answered: the scorer's canonical form of its extracted answer, or the
+    extracted text where the scorer gives none (a judge); None when nothing was extracted."""
+    if score.get("extracted") is None:
+        return None
+    return score["extracted"] if score.get("canonical") is None else score["canonical"]
 
 
 def answer_spread(keys: Sequence[str | None]) -> dict:
@@ -144,7 +147,7 @@ def aggregate(outcomes: Iterable[Outcome], extra_k: Iterable[int] = ()) -> dict:
     result["truncated_rate"] = _rate([o.truncated for o in samples])
     result["unextracted_rate"] = float(np.mean([o.answer_key is None for o in samples]))
     result["mean_completion_tokens"] = _rate([o.completion_tokens for o in samples])
-    result.update(answer_spread([o.answer_key for o in samples]))
+    result.update(answer_spread([o.answer for o in samples]))
     if all(o.gold is not None for o in samples):
         result["constant_baseline"] = constant_baseline([g[0].gold for g in groups])
     return result

@@ -10,7 +10,7 @@ import pytest
 from harness.metrics import (
     Outcome,
     aggregate,
-    answer_key,
+    answer_of,
     answer_spread,
     collapsed,
     constant_baseline,
@@ -95,6 +95,7 @@ def _o(idx, value, key, item="q", truncated=None, tokens=None):
         sample_idx=idx,
         value=value,
         answer_key=key,
+        answer=key,
         truncated=truncated,
         completion_tokens=tokens,
     )
@@ -294,10 +295,11 @@ def test_answer_spread_counts_unextracted_samples_in_the_share_only():
     }
 
 
-def test_answer_key_is_the_canonical_form_of_an_extracted_answer():
-    assert answer_key({"extracted": "5.0", "canonical": "5"}) == "5"
-    assert answer_key({"extracted": None, "canonical": "5"}) is None
-    assert answer_key({"extracted": None}) is None
+def test_an_answer_is_its_canonical_form_else_the_extracted_text():
+    assert answer_of({"extracted": "5.0", "canonical": "5"}) == "5"
+    assert answer_of({"extracted": "Paris", "canonical": None}) == "Paris"  # a judge's prediction
+    assert answer_of({"extracted": None, "canonical": "5"}) is None
+    assert answer_of({"extracted": None}) is None
 
 
 def test_constant_baseline_is_the_most_common_golds_share_of_items():

@@ -1,7 +1,7 @@
 """The typer app every command registers on, and the entry point that turns HarnessError into a message.
 
 Exit codes: 0 done; 2 a user error (a bad option, file or run folder: one line on stderr, and click's
-own usage errors); 1 only for a bug (with its traceback). `harness regress` gives 0, 1 and 2 its
+own usage errors); 1 only for a bug (with its traceback). `harness regress` gives 0, 1, 2 and 4 its
 verdicts, so its user errors exit 3 (`GateCommand`).
 """
 
@@ -28,13 +28,13 @@ app = typer.Typer(
 
 
 class GateError(HarnessError):
-    """A user error of a command whose exit codes 0-2 are verdicts."""
+    """A user error of a command whose exit codes 0-2 and 4 are verdicts."""
 
     exit_code = GATE_USER_ERROR
 
 
 class GateCommand(TyperCommand):
-    """A command whose exit codes 0, 1 and 2 are verdicts: its usage and user errors exit 3."""
+    """A command whose exit codes 0, 1, 2 and 4 are verdicts: its usage and user errors exit 3."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         try:

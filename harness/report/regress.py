@@ -22,7 +22,7 @@ import numpy as np
 
 from harness import HarnessError
 from harness.metrics import (
-    answer_key,
+    answer_of,
     answer_spread,
     bootstrap_ci,
     collapsed,
@@ -75,7 +75,7 @@ class Run:
         answers: dict[str, dict[str, list[str | None]]] = {}
         for s in run.records(SCORES):
             values.setdefault(s["benchmark"], {}).setdefault(s["item_id"], []).append(float(s["value"]))
-            answers.setdefault(s["benchmark"], {}).setdefault(s["item_id"], []).append(answer_key(s))
+            answers.setdefault(s["benchmark"], {}).setdefault(s["item_id"], []).append(answer_of(s))
         if not values:
             raise HarnessError(f"{path} has no scores: run `harness score {path}` first")
         return cls(Path(path), info, values, answers)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness import HarnessError
-from harness.metrics import Outcome, aggregate, answer_key
+from harness.metrics import Outcome, aggregate, answer_of
 from harness.progress import progress_bar
 from harness.scoring import Scorer, exact_golds, get_scorer, timeless
 from harness.scoring.judge import JudgeConfig
@@ -287,9 +287,10 @@ def finalize(
                 item_id=g["item_id"],
                 sample_idx=g["sample_idx"],
                 value=s["value"],
-                answer_key=answer_key(s),
+                answer_key=s.get("canonical") if s["extracted"] is not None else None,
                 truncated=g["truncated"],
                 completion_tokens=g["completion_tokens"],
+                answer=answer_of(s),
                 gold=golds[g["benchmark"]].get(g["item_id"]),
             )
         )
