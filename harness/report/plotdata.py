@@ -181,6 +181,19 @@ def trajectory_points(
     return sorted(points, key=lambda p: p[0])
 
 
+def recorded_curve(
+    points: Sequence[tuple[int, str, dict]], benchmark: str, key: str
+) -> tuple[Curve, list[str]]:
+    """`key` of `benchmark` (%) against step where results.json records it, and the labels of the runs
+    with the benchmark but without `key` (scored before it was recorded: `harness score RUN` adds it)."""
+    found = [
+        (step, label, results[benchmark].get(key)) for step, label, results in points if benchmark in results
+    ]
+    kept = [(step, 100 * value) for step, _, value in found if value is not None]
+    curve = Curve(np.array([x for x, _ in kept]), np.array([y for _, y in kept]))
+    return curve, [label for _, label, value in found if value is None]
+
+
 def metric_value(metrics: dict, metric: str, where: str) -> tuple[str, float, tuple[float, float] | None]:
     """(name, value %, 95% CI % or None) of "avg" (avg@N with its CI) or a named metric."""
     if not metrics.get("n_items"):

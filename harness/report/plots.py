@@ -1,4 +1,5 @@
-"""Figures from run directories: pass@k curves, accuracy against length, truncation, checkpoints.
+"""Figures from run directories: pass@k curves, accuracy against length, truncation, checkpoints (with
+the share of samples giving the most common answer, where a collapse shows).
 
 Each public function writes `<out>.png` and `<out>.pdf` and returns their paths; the matching
 `*_figure` function builds the Figure on an Agg canvas (no pyplot, no display) for other callers
@@ -27,6 +28,7 @@ from harness.report.plotdata import (
     metric_value,
     pass_at_k_curve,
     pick_benchmarks,
+    recorded_curve,
     run_labels,
     trajectory_points,
     truncation_counts,
@@ -130,10 +132,12 @@ def truncation_figure(run_dirs: RunPaths) -> Figure:
 
 
 def trajectory_figure(run_dirs: RunPaths, metric: str = "avg", steps: Sequence[int] | None = None) -> Figure:
+    """The metric per benchmark over checkpoints (with the constant-answer baseline, dotted, for an
+    accuracy), and below it the share of samples that give the most common answer."""
     points = trajectory_points([Path(p) for p in run_dirs], run_labels(run_dirs), steps)
     benchmarks = pick_benchmarks([r for _, _, r in points], [label for _, label, _ in points], None)
-    fig = _figure(max(7.5, 0.8 * len(points) + 3), 4.6)
-    ax = fig.subplots()
+    fig = _figure(max(7.5, 0.8 * len(points) + 3), 6.8)
+    ax, shares = fig.subplots(2, 1, sharex=True, height_ratios=[2, 1])
     names: set[str] = set()
     for j, name in enumerate(benchmarks):
         rows = [
@@ -147,6 +151,9 @@ def trajectory_figure(run_dirs: RunPaths, metric: str = "avg", steps: Sequence[i
         if metric == "avg":
             lows, highs = zip(*(row[3] for row in rows), strict=True)
             ax.fill_between(xs, lows, highs, color=f"C{j}", alpha=0.2, linewidth=0)
+        constant, _ = recorded_curve(points, name, "constant_baseline")
+        if len(constant.x) and (metric == "avg" or "@" in metric):
+            ax.plot(constant.x, constant.y, ":", color=f"C{j}", label=f"{name}: constant answer")
     shown = names.pop() if len(names) == 1 else "avg@N" if metric == "avg" else metric
     steps_taken = [step for step, _, _ in points]
     ax.set_xticks(steps_taken)
@@ -154,8 +161,23 @@ def trajectory_figure(run_dirs: RunPaths, metric: str = "avg", steps: Sequence[i
     top.set_xticks(steps_taken, labels=[label for _, label, _ in points], rotation=30, ha="left", fontsize=7)
     top.set_xlabel("run")
     title = f"{shown} over training checkpoints" + (f"\n{CI_NOTE}" if metric == "avg" else "")
-    _finish(ax, title, "training step (checkpoint)", f"{shown} (%)", "benchmark")
+    _finish(ax, title, "", f"{shown} (%)", "benchmark")
+    _answer_shares(shares, points, benchmarks)
     return fig
+
+
+def _answer_shares(ax: Axes, points: Sequence[tuple[int, str, dict]], benchmarks: Sequence[str]) -> None:
+    """Each benchmark's most common answer's share of samples per step: a collapse shows as a climb."""
+    unrecorded: set[str] = set()
+    for j, name in enumerate(benchmarks):
+        curve, missing = recorded_curve(points, name, "mode_answer_share")
+        unrecorded.update(missing)
+        ax.plot(curve.x, curve.y, marker="o", color=f"C{j}", label=name)
+    title = "Samples giving the most common answer"
+    if unrecorded:
+        title += f"\nnot recorded for {', '.join(sorted(unrecorded))}: `harness score RUN` adds it"
+    ax.set_ylim(0, 105)
+    _finish(ax, title, "training step (checkpoint)", "share (%)", "benchmark")
 
 
 def _figure(width: float, height: float) -> Figure:
