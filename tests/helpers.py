@@ -21,3 +21,31 @@ def run_cli(
     if check and done.returncode != 0:
         raise AssertionError(f"harness {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return done
+
+
+def answered_run(
+    path: Path, answers: list[str | None], golds: list[str], scorer: str = "math", model: str | None = None
+) -> Path:
+    """A finalized one-sample run of the benchmark "sums", scored by `scorer`: item i answered
+    `answers[i]` (None: nothing extracted), right when that equals `golds[i]`."""
+    from harness.records import generation_record
+    from harness.stages.score import finalize
+    from harness.store import GENERATIONS, SCORES, RunDir
+
+    config = {"benchmarks": ["sums"], "model": model or str(path), "scorers": {"sums": scorer}}
+    info = {
+        "config": config,
+        "config_hash": "sums",
+        "answers": {"sums": {str(i): g for i, g in enumerate(golds)}},
+    }
+    run = RunDir(path)
+    run.start(info)
+    run.append(GENERATIONS, [generation_record("sums", str(i), 0, str(a)) for i, a in enumerate(answers)])
+    scores = [
+        {"benchmark": "sums", "item_id": str(i), "sample_idx": 0, "value": float(a == g), "extracted": a,
+         "canonical": a, "scorer": f"{scorer}-1", "details": {}}
+        for i, (a, g) in enumerate(zip(answers, golds, strict=True))
+    ]  # fmt: skip
+    run.append(SCORES, scores)
+    finalize(run, info, {"sums": f"{scorer}-1"})
+    return path

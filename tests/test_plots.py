@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import answered_run
 
 from harness import HarnessError
 from harness.metrics import bootstrap_ci
@@ -189,32 +190,12 @@ def test_trajectory_orders_runs_by_checkpoint_step(runs, tmp_path):
     assert_written(plots.trajectory(runs, tmp_path / "traj"), tmp_path / "traj")
 
 
-def sums_run(path: Path, step: int, answers: list[str], golds: list[str]) -> Path:
-    """A finalized one-sample run of the math-scored benchmark "sums" of checkpoint `step`."""
-    info = {
-        "config": {"benchmarks": ["sums"], "model": f"ck/checkpoint-{step}", "scorers": {"sums": "math"}},
-        "config_hash": "test",
-        "answers": {"sums": {str(i): g for i, g in enumerate(golds)}},
-    }
-    run = RunDir(path)
-    run.start(info)
-    run.append(GENERATIONS, [generation_record("sums", str(i), 0, a) for i, a in enumerate(answers)])
-    scores = [
-        {"benchmark": "sums", "item_id": str(i), "sample_idx": 0, "value": float(a == g), "extracted": a,
-         "canonical": a, "scorer": "v1", "details": {}}
-        for i, (a, g) in enumerate(zip(answers, golds, strict=True))
-    ]  # fmt: skip
-    run.append("scores.jsonl", scores)
-    finalize(run, info, {"sums": "v1"})
-    return path
-
-
 def test_trajectory_shows_answers_collapsing_onto_one_and_the_constant_answer_baseline(tmp_path):
     golds = ["5", "5", "3", "4", "6", "7", "8", "9"]  # answering 5 everywhere: 25%
     steps = [  # 3 of 8 right, its answers 1, 2 and 3 twice each; then 5 on 6 of 8 items; then 5 on all
-        sums_run(tmp_path / "s0", 0, ["1", "2", "3", "4", "6", "1", "2", "3"], golds),
-        sums_run(tmp_path / "s10", 10, ["5", "5", "5", "5", "6", "7", "5", "5"], golds),
-        sums_run(tmp_path / "s20", 20, ["5"] * 8, golds),
+        answered_run(tmp_path / "step-0", ["1", "2", "3", "4", "6", "1", "2", "3"], golds),
+        answered_run(tmp_path / "step-10", ["5", "5", "5", "5", "6", "7", "5", "5"], golds),
+        answered_run(tmp_path / "step-20", ["5"] * 8, golds),
     ]
     ax, shares = plots.trajectory_figure(steps).axes
     assert lines(shares)["sums"] == ([0, 10, 20], pytest.approx([25.0, 75.0, 100.0]))
@@ -229,7 +210,7 @@ def test_trajectory_shows_answers_collapsing_onto_one_and_the_constant_answer_ba
     ax, shares = plots.trajectory_figure(steps).axes
     assert lines(shares)["sums"] == ([10, 20], pytest.approx([75.0, 100.0]))
     assert lines(ax)["sums: constant answer"][0] == [10, 20] and lines(ax)["sums"][0] == [0, 10, 20]
-    assert shares.get_title().splitlines()[1] == "not recorded for s0: `harness score RUN` adds it"
+    assert shares.get_title().splitlines()[1] == "not recorded for step-0: `harness score RUN` adds it"
     assert "sums: constant answer" not in lines(plots.trajectory_figure(steps, "unextracted_rate").axes[0])
 
 

@@ -6,13 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import run_cli
+from helpers import answered_run, run_cli
 from scipy import stats
 
 from harness.metrics import holm, mcnemar_exact, min_detectable_effect, sign_flip_p
-from harness.records import generation_record
-from harness.stages.score import finalize
-from harness.store import GENERATIONS, RESULTS, SCORES, RunDir
+from harness.store import RESULTS
 
 
 @pytest.mark.parametrize(("b", "c"), [(0, 0), (0, 5), (3, 9), (10, 10), (1, 30), (25, 7)])
@@ -152,30 +150,8 @@ def test_compare_prints_each_run_against_the_first_without_gating(tmp_path):
 GOLDS = [str(i % 6 + i // 6 % 6) for i in range(200)]  # 200 sums of two digits 0-5: 33 are 5
 
 
-def answered_run(path: Path, answers: list[str | None], scorer: str = "math") -> Path:
-    """A finalized one-sample run of the benchmark "sums": item i answered `answers[i]` (None: nothing
-    extracted), right when it equals the gold."""
-    info = {
-        "config": {
-            "benchmarks": ["sums"],
-            "model": str(path),
-            "scorers": {"sums": scorer},
-            "sampling": {"sums": {"n": 1, "temperature": 0.0}},
-        },
-        "config_hash": "sums",
-        "answers": {"sums": {str(i): g for i, g in enumerate(GOLDS)}},
-    }
-    run = RunDir(path)
-    run.start(info)
-    run.append(GENERATIONS, [generation_record("sums", str(i), 0, str(a)) for i, a in enumerate(answers)])
-    scores = [
-        {"benchmark": "sums", "item_id": str(i), "sample_idx": 0, "value": float(a == g), "extracted": a,
-         "canonical": a, "scorer": f"{scorer}-1", "details": {}}
-        for i, (a, g) in enumerate(zip(answers, GOLDS, strict=True))
-    ]  # fmt: skip
-    run.append(SCORES, scores)
-    finalize(run, info, {"sums": f"{scorer}-1"})
-    return path
+def sums(path: Path, answers: list[str | None], scorer: str = "math") -> Path:
+    return answered_run(path, answers, GOLDS, scorer)
 
 
 def off_by_one(right: set[int]) -> list[str | None]:
@@ -188,8 +164,8 @@ def results(run: Path) -> dict:
 
 
 def test_a_gain_from_answering_5_everywhere_is_a_collapse_not_an_improvement(tmp_path):
-    base = answered_run(tmp_path / "base", off_by_one({0, 50, 100, 150}))  # 4 right, none a 5
-    fives = answered_run(tmp_path / "fives", ["5"] * 200)
+    base = sums(tmp_path / "base", off_by_one({0, 50, 100, 150}))  # 4 right, none a 5
+    fives = sums(tmp_path / "fives", ["5"] * 200)
     assert results(base)["avg@1"] == 0.02 and results(base)["unextracted_rate"] == 0.1
     assert (results(base)["distinct_answers"], results(base)["mode_answer_share"]) == (12, 28 / 200)
     assert results(fives)["avg@1"] == results(fives)["constant_baseline"] == 33 / 200
@@ -209,8 +185,8 @@ def test_a_gain_from_answering_5_everywhere_is_a_collapse_not_an_improvement(tmp
 
 
 def test_a_healthy_gain_is_an_improvement(tmp_path):
-    base = answered_run(tmp_path / "base", off_by_one({0, 50, 100, 150}))
-    better = answered_run(tmp_path / "better", off_by_one({i for i in range(200) if i % 3}))
+    base = sums(tmp_path / "base", off_by_one({0, 50, 100, 150}))
+    better = sums(tmp_path / "better", off_by_one({i for i in range(200) if i % 3}))
     code, report, out = regress(base, better, tmp=tmp_path)
     [c] = report["comparisons"]
     assert code == 0 and c["verdict"] == "improvement" and not c["collapse"]
@@ -218,19 +194,19 @@ def test_a_healthy_gain_is_an_improvement(tmp_path):
 
 
 def test_a_collapse_without_a_gain_is_flagged_and_a_regression_stays_a_regression(tmp_path):
-    base = answered_run(tmp_path / "base", off_by_one(set(range(0, 200, 6))))  # 34 right: 17.0
-    fives = answered_run(tmp_path / "fives", ["5"] * 200)
+    base = sums(tmp_path / "base", off_by_one(set(range(0, 200, 6))))  # 34 right: 17.0
+    fives = sums(tmp_path / "fives", ["5"] * 200)
     code, report, out = regress(base, fives, tmp=tmp_path)
     assert code == 4 and report["comparisons"][0]["verdict"] == "collapse"
-    strong = answered_run(tmp_path / "strong", off_by_one({i for i in range(200) if i % 10 != 5}))  # 90.0
+    strong = sums(tmp_path / "strong", off_by_one({i for i in range(200) if i % 10 != 5}))  # 90.0
     code, report, out = regress(strong, fives, tmp=tmp_path)
     assert code == 1 and report["comparisons"][0]["verdict"] == "regression"
     assert "warning: answer collapse in sums: 100.0%" in out
 
 
 def test_without_verbatim_golds_collapse_is_judged_on_the_answers_alone(tmp_path):
-    base = answered_run(tmp_path / "base", off_by_one({0, 50, 100, 150}), scorer="cem")
-    fives = answered_run(tmp_path / "fives", ["5"] * 200, scorer="cem")
+    base = sums(tmp_path / "base", off_by_one({0, 50, 100, 150}), scorer="cem")
+    fives = sums(tmp_path / "fives", ["5"] * 200, scorer="cem")
     assert "constant_baseline" not in results(fives) and results(fives)["mode_answer_share"] == 1.0
     code, report, out = regress(base, fives, tmp=tmp_path)
     assert code == 4 and report["comparisons"][0]["constant_baseline"] is None

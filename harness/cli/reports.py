@@ -16,7 +16,7 @@ def table_command(
     run_dirs: Annotated[list[Path] | None, typer.Argument(help="Run directories, one row each.")] = None,
     format: Annotated[str, typer.Option("--format", help="md, csv or latex.")] = "md",
     metric: Annotated[
-        str, typer.Option(help="avg (avg@N ± CI) or a metric such as pass@4 or maj@16.")
+        str, typer.Option(help="avg (avg@N ± CI) or a metric such as pass@4, maj@16 or mode_answer_share.")
     ] = "avg",
     layout: Annotated[
         str | None, typer.Option(help="A paper's main table: spell, azr, arena, ulorl or spae.")

@@ -10,6 +10,9 @@ from harness import HarnessError
 from harness.runinfo import UNSANDBOXED, UNSANDBOXED_NOTE, unsandboxed
 from harness.store import RESULTS, RUN, RunDir
 
+COUNTS = ("n_items", "n_samples", "distinct_answers", "mean_completion_tokens")  # shown as they are
+SPREAD = ("distinct_answers", "mode_answer_share")  # missing only where scored before they were recorded
+
 
 def _avg_key(metrics: dict) -> str | None:
     return next((k for k in metrics if k.startswith("avg@")), None)
@@ -45,7 +48,8 @@ def _number(value) -> bool:
 
 
 def cell_value(metrics: dict | None, metric: str) -> tuple[float, float | None] | None:
-    """(value, CI half-width) in percent; `metric` is "avg" (avg@N with its CI) or a name like pass@4."""
+    """(value, CI half-width) in percent (a count as it is); `metric` is "avg" (avg@N with its CI) or a name
+    like pass@4."""
     if not metrics:
         return None
     if metric == "avg":
@@ -54,9 +58,22 @@ def cell_value(metrics: dict | None, metric: str) -> tuple[float, float | None] 
             return None
         low, high = metrics["ci95"]
         return 100 * metrics[key], 100 * (high - low) / 2
-    if metric not in metrics:
+    if not _number(metrics.get(metric)):
         return None
-    return 100 * metrics[metric], None
+    return (1 if metric in COUNTS else 100) * metrics[metric], None
+
+
+def _header(metric: str, results: list[dict], labels: list[str]) -> str:
+    """What the cells are, and which runs predate the metric."""
+    header = "avg@N ± 95% CI (%)" if metric == "avg" else metric if metric in COUNTS else f"{metric} (%)"
+    older = [
+        label for label, r in zip(labels, results, strict=True) if any(metric not in m for m in r.values())
+    ]
+    if metric in SPREAD and older:
+        header += (
+            f"; – for {', '.join(older)}: scored before answer spreads were recorded (`harness score RUN`)"
+        )
+    return header
 
 
 def render(run_dirs: list[Path], fmt: str = "md", metric: str = "avg") -> str:
@@ -67,8 +84,12 @@ def render(run_dirs: list[Path], fmt: str = "md", metric: str = "avg") -> str:
     if metric != "avg" and metric not in known:
         raise HarnessError(f"unknown --metric {metric!r}; these runs have: avg, {', '.join(known)}")
     cells = [[cell_value(r.get(b), metric) for b in columns] for r in results]
-    best = [max((row[j][0] for row in cells if row[j]), default=None) for j in range(len(columns))]
-    header = metric if metric != "avg" else "avg@N ± 95% CI"
+    ranked = metric == "avg" or "@" in metric  # an accuracy: the best is bold
+    best = [
+        max((row[j][0] for row in cells if row[j]), default=None) if ranked else None
+        for j in range(len(columns))
+    ]
+    header = _header(metric, results, labels)
     if fmt == "csv":
         return _csv(labels, columns, cells)
     if fmt == "latex":
@@ -91,7 +112,7 @@ def _markdown(labels, columns, cells, best, header) -> str:
             for c, b in zip(row, best, strict=True)
         ]
         lines.append(f"| {label} | {' | '.join(texts)} |")
-    return "\n".join(lines) + f"\n\nCells: {header} (%).{_note(labels)}\n"
+    return "\n".join(lines) + f"\n\nCells: {header}.{_note(labels)}\n"
 
 
 def _latex_escape(text: str) -> str:
@@ -113,7 +134,7 @@ def _latex(labels, columns, cells, best, header) -> str:
             text = _text(c).replace("±", "$\\pm$").replace("–", "--")
             texts.append(f"\\textbf{{{text}}}" if c and len(labels) > 1 and c[0] == b else text)
         lines.append(_latex_escape(label) + " & " + " & ".join(texts) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}", f"% Cells: {header} (%).{_note(labels)}"]
+    lines += ["\\bottomrule", "\\end{tabular}", f"% Cells: {header}.{_note(labels)}"]
     return "\n".join(lines) + "\n"
 
 
