@@ -6,7 +6,8 @@ from harness.progress import console
 
 
 def print_summary(results: dict, title: str) -> None:
-    """Percentages per benchmark: avg@N with its 95% CI, pass@N, maj@N, and the sample-level rates."""
+    """Percentages per benchmark: avg@N with its 95% CI, pass@N, maj@N, the sample-level rates, and the
+    share of samples giving the most common answer (top; - for a run scored before it was recorded)."""
     from rich.table import Table
 
     table = Table(title=title)
@@ -19,6 +20,7 @@ def print_summary(results: dict, title: str) -> None:
         "maj@n",
         "trunc",
         "unextr",
+        "top",
         "tokens",
     ):
         table.add_column(column, no_wrap=True)
@@ -37,6 +39,7 @@ def print_summary(results: dict, title: str) -> None:
             _pct(m[f"maj@{n}"]),
             _pct(m["truncated_rate"]),
             _pct(m["unextracted_rate"]),
+            _pct(m.get("mode_answer_share")),
             "-" if m["mean_completion_tokens"] is None else f"{m['mean_completion_tokens']:.0f}",
         )
     console.print(table)
