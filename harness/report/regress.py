@@ -65,7 +65,7 @@ class Run:
     path: Path
     info: dict[str, Any]
     values: dict[str, dict[str, list[float]]]  # benchmark -> item -> sample values
-    answers: dict[str, dict[str, list[str | None]]]  # benchmark -> item -> sample answer keys
+    answers: dict[str, dict[str, list[str | None]]]  # benchmark -> item -> samples' metrics.answer_of
 
     @classmethod
     def load(cls, path: Path) -> Run:
