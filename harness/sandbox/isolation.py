@@ -6,7 +6,8 @@ read-only view of the system's /usr and the Python installation only (no home di
 capabilities; the tree dies with the harness. The code runs as an unprivileged user: a harness
 running as root sets up the mounts as root, drops to uid/gid 65534 (nobody, no groups, no
 capabilities) with setpriv, and a second bubblewrap puts the code in a user namespace of its own
-that maps nobody to host nobody and allows no further user namespaces; a harness running as another
+that maps nobody to host nobody and allows no further user namespaces, and in a pid namespace of its
+own (so it cannot signal the bubblewraps, which run as nobody too); a harness running as another
 user runs one bubblewrap that maps nobody to that user.
 
 Without working bubblewrap, code does not run (`require` raises) unless the user opted in
@@ -93,9 +94,20 @@ def _as_root(bwrap: str, setpriv: str, limits: Limits) -> list[str]:
     argv += [x for k, v in ENV.items() for x in ("--setenv", k, v)]
     argv += ["--", setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
     argv += ["--inh-caps=-all", "--bounding-set=-all", "--"]
-    # nobody now: its own user namespace, everything read-only but its /work and /tmp
+    # nobody now: its own user and pid namespaces, everything read-only but its /work and /tmp
     argv += [bwrap, "--unshare-user", "--uid", NOBODY, "--gid", NOBODY, "--disable-userns"]
-    argv += ["--cap-drop", "ALL", "--die-with-parent", "--ro-bind", "/", "/", "--ro-bind", "/proc", "/proc"]
+    argv += [
+        "--unshare-pid",
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--ro-bind",
+        "/proc",
+        "/proc",
+    ]
     return argv + ["--dev-bind", "/dev", "/dev", *_code(limits)]
 
 
