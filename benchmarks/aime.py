@@ -14,6 +14,11 @@ AIME24 = Benchmark(
     ),
     # Qwen2.5-Math copy: same problems and ids (60..89).
     local_layouts=(FileLayout(files=("test.jsonl",), to_item=_fields),),
+    packaged={
+        "repo": "QwenLM/Qwen2.5-Math",
+        "revision": "a45202bd16f1ec06f433442dc1152d0074773465",
+        "path": "evaluation/data/aime24/test.jsonl",
+    },
 )
 
 AIME25 = Benchmark(
@@ -27,4 +32,9 @@ AIME25 = Benchmark(
     # AIME-Preview copies (ids I-1..II-15). The combined test.jsonl found beside them in some
     # harnesses has corrupted LaTeX escapes; loading refuses it if it is the only copy.
     local_layouts=(FileLayout(files=("test2025-I.jsonl", "test2025-II.jsonl"), to_item=_fields),),
+    packaged={
+        "repo": "GAIR-NLP/AIME-Preview",
+        "revision": "7011a9eae7c4b78071f27b6f77f618d65608cfb0",
+        "path": "eval/data/aime/test2025-I.jsonl, eval/data/aime/test2025-II.jsonl",
+    },
 )

