@@ -82,7 +82,8 @@ def fetch_model(name: str) -> Path:
 
 
 def copy_model(source: Path, dest: Path) -> Path:
-    """`source`'s files in `dest` (hard links where possible); refuses a `dest` holding anything else."""
+    """A copy of `source` in `dest` (not hard links: saving over a file in `dest` would change the
+    cache); refuses a `dest` that holds anything but this model."""
     if dest.exists() and any(dest.iterdir()):
         if (dest / SOURCE_FILE).is_file() and (dest / SOURCE_FILE).read_bytes() == (
             source / SOURCE_FILE
@@ -91,10 +92,7 @@ def copy_model(source: Path, dest: Path) -> Path:
         raise HarnessError(f"{dest}: not empty; choose a new folder")
     dest.mkdir(parents=True, exist_ok=True)
     for path in sorted(source.iterdir()):
-        try:
-            os.link(path, dest / path.name)
-        except OSError:  # another file system
-            shutil.copy2(path, dest / path.name)
+        shutil.copy2(path, dest / path.name)
     return dest
 
 
