@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,32 @@ class FinalCheckpointCallback(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
         if state.global_step >= state.max_steps:
             control.should_save = True
+
+
+class StepLineCallback(TrainerCallback):
+    """Prints one line at every `every`-th step and the last, in place of TRL's metric dicts: the mean
+    reward, the share of groups with no reward spread (nothing to learn), completion length, speed."""
+
+    def __init__(self, every: int):
+        self.every = every
+        self.started, self.first_step = time.monotonic(), 0
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.started, self.first_step = time.monotonic(), state.global_step
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        step = state.global_step
+        if not state.is_world_process_zero or not logs or "reward" not in logs:
+            return
+        if step % self.every and step < state.max_steps:
+            return
+        seconds = (time.monotonic() - self.started) / max(1, step - self.first_step)
+        flat = logs.get("frac_reward_zero_std", math.nan)
+        print(
+            f"step {step}/{state.max_steps}: reward {logs['reward']:.3f}, groups without spread {flat:.0%}, "
+            f"completion tokens {logs.get('completions/mean_length', math.nan):.1f}, {seconds:.1f} s/step",
+            flush=True,
+        )
 
 
 class EvalEveryCallback(TrainerCallback):

@@ -8,21 +8,29 @@ the initial model).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
 from harness.types import Item
-from trainers.callbacks import EvalEveryCallback, FinalCheckpointCallback, MetricsJsonlCallback
+from trainers.callbacks import (
+    EvalEveryCallback,
+    FinalCheckpointCallback,
+    MetricsJsonlCallback,
+    StepLineCallback,
+)
 from trainers.config import TrainConfig
 
 CONFIG_FILE = "train.json"
+LIBRARIES = r"(transformers|trl|accelerate|torch)\b"  # whose FutureWarnings `quiet_libraries` hides
 
 
 def item_rows(items: Sequence[Item], template: str, system_prompt: str | None = None) -> list[dict[str, Any]]:
@@ -139,15 +147,47 @@ def train(config: TrainConfig) -> Path:
     ]
     if config.eval_every:
         callbacks.append(EvalEveryCallback(config, evaluate_checkpoint))
-    trainer = MethodGRPOTrainer(
-        model=config.model,
-        args=args,
-        train_dataset=Dataset.from_list(rows),
-        method=method,
-        callbacks=callbacks,
-    )
-    trainer.train(resume_from_checkpoint=resume)
+    with quiet_libraries():
+        trainer = MethodGRPOTrainer(
+            model=config.model,
+            args=args,
+            train_dataset=Dataset.from_list(rows),
+            method=method,
+            callbacks=callbacks,
+        )
+        one_line_per_step(trainer, max(1, config.max_steps // 10))
+        trainer.train(resume_from_checkpoint=resume)
     return out
+
+
+@contextlib.contextmanager
+def quiet_libraries() -> Iterator[None]:
+    """Within: transformers logs errors only, without progress bars, and the FutureWarnings and
+    DeprecationWarnings of transformers, TRL, accelerate and torch are not shown; restored after."""
+    from transformers.utils import logging
+
+    verbosity, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        with warnings.catch_warnings():
+            for category in (FutureWarning, DeprecationWarning):
+                warnings.filterwarnings("ignore", category=category, module=LIBRARIES)
+            yield
+    finally:
+        logging.set_verbosity(verbosity)
+        if bars:
+            logging.enable_progress_bar()
+
+
+def one_line_per_step(trainer: Any, every: int) -> None:
+    """Replace the trainer's progress bar and printed metric dicts by `StepLineCallback` (metrics.jsonl
+    and TensorBoard keep every value)."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(ProgressCallback)
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(StepLineCallback(every))
 
 
 def code_sandbox(scorer: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from accelerate.utils import gather_object
 from torch import Tensor
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
-from trl.trainer.utils import pad
+from trl.trainer.utils import get_config_model_id, pad
 
 from trainers.engine import make_engine
 from trainers.masks import completion_mask as make_completion_mask
@@ -231,6 +231,20 @@ class MethodGRPOTrainer(GRPOTrainer):
             tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in trained)
             self.state.num_input_tokens_seen += tokens
         metrics["num_tokens"] = [self.state.num_input_tokens_seen]
+
+    def create_model_card(self, model_name=None, dataset_name=None, tags=None) -> None:
+        """TRL's card for a Hub base model; for a local folder (where TRL's would read "fine-tuned from
+        [None]") a short card that names the folder."""
+        source = get_config_model_id(self.model.config)
+        if not source or not os.path.isdir(source):
+            super().create_model_card(model_name, dataset_name, tags)
+        elif self.is_world_process_zero():
+            card = (
+                f"# {model_name or 'model'}\n\nFine-tuned from the local model `{source}` by `harness train "
+                f"{self.method.name}` (TRL {self._name}).\n"
+            )
+            with open(os.path.join(self.args.output_dir, "README.md"), "w") as f:
+                f.write(card)
 
     # --- method state in checkpoints -----------------------------------------------------------------
 

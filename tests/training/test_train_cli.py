@@ -163,3 +163,18 @@ def test_train_evaluates_checkpoints_plots_and_resumes_exactly(plain_model, tmp_
     refused = runner.invoke(app, [str(a) for a in command[:-1]] + ["eval_temperature=0.5"])
     assert refused.exit_code != 0
     assert "eval_temperature" in str(refused.exception or refused.output)
+
+
+def test_train_prints_step_lines_and_a_card_naming_the_local_model(plain_model, tmp_path, capfd):
+    train_file = write_jsonl(tmp_path / "train.jsonl", arithmetic_rows(16, seed=1))
+    out = tmp_path / "run"
+    result = invoke(
+        "train", "grpo", "--model", plain_model, "--dataset", train_file, "--out", out,
+        "--max-steps", "2", "--save-steps", "2", "--num-generations", "2", "--prompts-per-step", "2",
+        "--max-completion-length", "4",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    printed = result.output + "".join(capfd.readouterr())
+    assert "step 2/2: reward" in printed and "{'loss'" not in printed and "FutureWarning" not in printed
+    card = (out / "README.md").read_text()
+    assert f"Fine-tuned from the local model `{plain_model}`" in card and "[None]" not in card
