@@ -64,8 +64,8 @@ def test_a_silent_hub_is_found_out_in_about_a_second(monkeypatch):
 @pytest.mark.skipif(torch.cuda.is_available(), reason="caps apply without a GPU")
 def test_cpu_caps_name_only_what_they_changed(capsys):
     capped = _fit_hardware(SamplingOverrides(n=16, max_tokens=32768, temperature=0.6), OFFLINE_CAP)
-    assert (capped.n, capped.max_tokens, capped.temperature) == (1, 512, 0.6)
-    assert "capped n 16 -> 1, max_tokens 32768 -> 512;" in capsys.readouterr().err
+    assert (capped.n, capped.max_tokens, capped.temperature) == (1, 256, 0.6)
+    assert "capped n 16 -> 1, max_tokens 32768 -> 256;" in capsys.readouterr().err
     kept = SamplingOverrides(n=2, max_tokens=100)
     assert _fit_hardware(kept, CPU_REASONING_CAP) == kept
     assert capsys.readouterr().err == ""

@@ -28,7 +28,7 @@ from harness.progress import console
 CPU_REASONING_CAP = {"n": 4, "max_tokens": 4096}
 AUTO_MODEL = "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"  # `--model auto` with the Hub reachable
 OFFLINE_MODEL = "smollm2-135m-instruct"  # `--model auto` without it (`harness fetch-model`)
-OFFLINE_CAP = {"n": 1, "max_tokens": 512}  # what a 135M model does on 60 AIME problems in minutes
+OFFLINE_CAP = {"n": 1, "max_tokens": 256}  # what a 135M model does on 60 AIME problems in minutes
 
 
 def _auto_model(engine: EngineConfig) -> tuple[EngineConfig, bool]:
