@@ -104,7 +104,8 @@ def report(comparison: dict, plain: dict[str, tuple[int, int]], trained: Path) -
     ]
     lines = [f"  {name:<40}{b:>10}{a:>12}" for name, b, a in [("", "base", "trained"), *rows]]
     lines.append(
-        f"  gain {c['delta']:+.1%} (95% CI {low:+.1%}..{high:+.1%}), {c['test']} p={c['p_holm']:.2g}, "
+        f"  gain {100 * c['delta']:+.1f} points (95% CI {100 * low:+.1f}..{100 * high:+.1f}), "
+        f"{c['test']} p={c['p_holm']:.2g}, "
         f"{c['items']} held-out sums; regress verdict: {c['verdict']}"
     )
     return [*lines, "", "Trained model, first sample of the first test sums:", *examples(trained)]
