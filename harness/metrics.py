@@ -32,7 +32,7 @@ class Outcome:
     truncated: bool | None = None
     completion_tokens: int | None = None
     answer: str | None = None  # `answer_of` its score record, for the spread of answers
-    gold: str | None = None  # the item's gold answer, where a constant answer could match it verbatim
+    gold: tuple[str, ...] | None = None  # the item's accepted answers, where a constant could match one
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -100,11 +100,13 @@ def answer_spread(keys: Sequence[str | None]) -> dict:
     }
 
 
-def constant_baseline(golds: Iterable[str]) -> float:
-    """The accuracy of giving every item the most common gold answer (golds compared as stripped
-    strings: exact for integers, a lower bound where one value has several spellings)."""
-    counts = Counter(g.strip() for g in golds)
-    return max(counts.values()) / sum(counts.values())
+def constant_baseline(golds: Iterable[Sequence[str]]) -> float:
+    """The accuracy of giving every item the same answer, the one most items accept (each item's
+    accepted answers compared as stripped strings: exact for integers, a lower bound where one value
+    has several spellings)."""
+    items = [{answer.strip() for answer in accepted} for accepted in golds]
+    counts = Counter(answer for accepted in items for answer in accepted)
+    return max(counts.values()) / len(items)
 
 
 def collapsed(base_share: float, candidate_share: float, constant: float | None) -> bool:

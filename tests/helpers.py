@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,10 +25,16 @@ def run_cli(
 
 
 def answered_run(
-    path: Path, answers: list[str | None], golds: list[str], scorer: str = "math", model: str | None = None
+    path: Path,
+    answers: list[str | None],
+    golds: list[str],
+    scorer: str = "math",
+    model: str | None = None,
+    stored: Callable[[str], str] = str,
 ) -> Path:
     """A finalized one-sample run of the benchmark "sums", scored by `scorer`: item i answered
-    `answers[i]` (None: nothing extracted), right when that equals `golds[i]`."""
+    `answers[i]` (None: nothing extracted), right when that equals `golds[i]`; run.json keeps each
+    gold as `stored(gold)` (e.g. `gold_text`, the form of the choice, cem, numeric and integer golds)."""
     from harness.records import generation_record
     from harness.stages.score import finalize
     from harness.store import GENERATIONS, SCORES, RunDir
@@ -36,7 +43,7 @@ def answered_run(
     info = {
         "config": config,
         "config_hash": "sums",
-        "answers": {"sums": {str(i): g for i, g in enumerate(golds)}},
+        "answers": {"sums": {str(i): stored(g) for i, g in enumerate(golds)}},
     }
     run = RunDir(path)
     run.start(info)

@@ -303,12 +303,14 @@ def test_an_answer_is_its_canonical_form_else_the_extracted_text():
 
 
 def test_constant_baseline_is_the_most_common_golds_share_of_items():
-    assert constant_baseline(["5", "7", " 5", "9", "5\n", "7", "11", "12"]) == 3 / 8
-    assert constant_baseline(["A"]) == 1.0
+    assert constant_baseline([(g,) for g in ["5", "7", " 5", "9", "5\n", "7", "11", "12"]]) == 3 / 8
+    assert constant_baseline([("A",)]) == 1.0
+    # several accepted answers: "5" is accepted by 3 of 4 items, counted once per item
+    assert constant_baseline([("5", "five", " 5"), ("5",), ("7", "5"), ("7",)]) == 3 / 4
 
 
 def test_aggregate_records_the_constant_baseline_when_every_outcome_has_its_gold():
-    golds = {"A": "5", "B": "5", "C": "9"}
+    golds = {"A": ("5",), "B": ("5",), "C": ("9",)}
     outcomes = [_o(k, 0.0, "5", item) for item in golds for k in range(2)]
     assert "constant_baseline" not in aggregate(outcomes)
     result = aggregate([replace(o, gold=golds[o.item_id]) for o in outcomes])

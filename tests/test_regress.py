@@ -10,6 +10,7 @@ from helpers import answered_run, run_cli
 from scipy import stats
 
 from harness.metrics import holm, mcnemar_exact, min_detectable_effect, sign_flip_p
+from harness.scoring.rules import gold_text
 from harness.store import RESULTS
 
 
@@ -182,6 +183,17 @@ def test_a_gain_from_answering_5_everywhere_is_a_collapse_not_an_improvement(tmp
         "warning: answer collapse in sums: 100.0% of the candidate's samples answer '5' (base's most common "
         "answer: 14.0%); distinct answers 12 -> 1; its 16.5 does not beat the constant-answer baseline 16.5"
     ) in out.splitlines()
+
+
+def test_the_constant_baseline_reads_golds_stored_with_their_question(tmp_path):
+    """integer, numeric and choice golds are stored as {"answers": [...], "question": ...}: the
+    constant answer is still the most common accepted answer, not one gold text per item."""
+    stored = {"stored": lambda g: gold_text(g, f"Add to {g}.")}
+    base = answered_run(tmp_path / "base", off_by_one({0, 50, 100, 150}), GOLDS, "integer", **stored)
+    fives = answered_run(tmp_path / "fives", ["5"] * 200, GOLDS, "integer", **stored)
+    assert results(fives)["constant_baseline"] == 33 / 200
+    code, report, _ = regress(base, fives, tmp=tmp_path)
+    assert code == 4 and report["comparisons"][0]["constant_baseline"] == 33 / 200
 
 
 def test_a_healthy_gain_is_an_improvement(tmp_path):

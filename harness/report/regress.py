@@ -33,6 +33,7 @@ from harness.metrics import (
     sign_flip_p,
 )
 from harness.scoring import exact_golds
+from harness.scoring.rules import accepted_answers
 from harness.store import RUN, SCORES, RunDir
 
 NO_REGRESSION, REGRESSION, NOT_COMPARABLE, COLLAPSE = 0, 1, 2, 4  # 3: a usage error (harness.cli.app)
@@ -144,7 +145,7 @@ def compare_benchmark(base: Run, candidate: Run, benchmark: str, alpha: float) -
         mde=min_detectable_effect(differences, float(base_means.mean()), alpha),
         base_answers=base.spread(benchmark, shared),
         candidate_answers=candidate.spread(benchmark, shared),
-        constant_baseline=constant_baseline(golds_a[i] for i in shared) if exact else None,
+        constant_baseline=constant_baseline(accepted_answers(golds_a[i]) for i in shared) if exact else None,
     )
 
 

@@ -1,4 +1,4 @@
-"""What the rule scorers (choice, cem, numeric) share: the gold format and a loop over answers.
+"""What the rule scorers (choice, cem, numeric, integer) share: the gold format and a loop over answers.
 
 A gold is either the answer text itself or a JSON object `{"answers": [...], "question": "..."}`
 (several accepted answers, and the question an LLM judge is shown).
@@ -34,6 +34,11 @@ def parse_gold(gold: str) -> Gold:
         if isinstance(data, dict) and isinstance(data.get("answers"), list):
             return Gold([str(a) for a in data["answers"]], data.get("question"))
     return Gold([gold])
+
+
+def accepted_answers(gold: str) -> tuple[str, ...]:
+    """Every answer a gold accepts, in either stored form."""
+    return tuple(parse_gold(gold).answers)
 
 
 def no_answer(answer: str | None) -> Score | None:

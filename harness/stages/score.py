@@ -18,6 +18,7 @@ from harness.metrics import Outcome, aggregate, answer_of
 from harness.progress import progress_bar
 from harness.scoring import Scorer, exact_golds, get_scorer, timeless
 from harness.scoring.judge import JudgeConfig
+from harness.scoring.rules import accepted_answers
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
 from harness.types import Score
 
@@ -291,7 +292,7 @@ def finalize(
                 truncated=g["truncated"],
                 completion_tokens=g["completion_tokens"],
                 answer=answer_of(s),
-                gold=golds[g["benchmark"]].get(g["item_id"]),
+                gold=accepted_answers(gold) if (gold := golds[g["benchmark"]].get(g["item_id"])) else None,
             )
         )
     pass_k = info["config"].get("pass_k", {})
