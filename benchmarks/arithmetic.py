@@ -7,7 +7,7 @@ split into train and test files that share no pair (neither "a + b" nor "b + a")
     python -m benchmarks.arithmetic split TRAIN.jsonl TEST.jsonl --max-operand 30 --test 100 --seed 0
     python -m benchmarks.arithmetic sums OUT.jsonl --n 200 --seed 0 [--max-operand 4]
 
-Lines hold `id`, `problem`, `answer`, read back as `--benchmarks jsonl:OUT.jsonl` (scorer math).
+Lines hold `id`, `problem`, `answer`, read back as `--benchmarks jsonl:OUT.jsonl --scorer integer`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Custom benchmarks: `--benchmarks jsonl:PATH --scorer NAME`, one JSON object per line.
 
-math: `id`, `problem`, `answer`. choice, cem, numeric, judge (and cem+judge...): `id`, `problem`,
+math: `id`, `problem`, `answer`. integer, choice, cem, numeric, judge (and cem+judge...): `id`, `problem`,
 `answer` (a string, or a list of accepted answers); the judge is shown `problem` as the question.
 code: `id`, `prompt`, `tests` (Python asserts that call the
 candidate's functions by name, or define `check(candidate)` with `entry_point` given), optional
@@ -37,13 +37,13 @@ def _code_item(row: dict[str, Any], path: Path, number: int) -> Item:
 
 
 def _text_item(row: dict[str, Any], path: Path, number: int) -> Item:
-    """choice, cem, numeric, judge: `answer` is a string or a list of accepted answers."""
+    """integer, choice, cem, numeric, judge: `answer` is a string or a list of accepted answers."""
     problem = str(require(row, "problem", path, number))
     answer = require(row, "answer", path, number)
     return Item(id=str(require(row, "id", path, number)), problem=problem, answer=gold_text(answer, problem))
 
 
-TEXT_SCORERS = ("choice", "cem", "numeric", "judge", "choice+judge", "cem+judge", "numeric+judge")
+TEXT_SCORERS = ("integer", "choice", "cem", "numeric", "judge", "choice+judge", "cem+judge", "numeric+judge")
 FIELDS = {
     "math": columns(id="id", problem="problem", answer="answer"),
     "code": _code_item,

@@ -34,7 +34,7 @@ class ScoringConfig:
     """How answers are scored and aggregated (the judge has its own config)."""
 
     scorer: str | None = setting(
-        None, "Scorer for jsonl: benchmarks: math, code, choice, cem, numeric, judge, cem+judge..."
+        None, "Scorer for jsonl: benchmarks: math, integer, code, choice, cem, numeric, judge, cem+judge..."
     )
     numeric_rtol: float | None = setting(
         None, "Relative tolerance of the numeric scorer [default: 0.0015].", minimum=0

@@ -5,6 +5,7 @@ import pytest
 from harness.scoring import get_scorer
 from harness.scoring.cem import covers, extract_answer, normalize
 from harness.scoring.choice import extract_letter
+from harness.scoring.integer import last_number
 from harness.scoring.numeric import extract_number, parse_number, within
 from harness.scoring.rules import gold_text, parse_gold
 
@@ -154,6 +155,36 @@ def test_numeric_scorer_values_and_bad_reference():
     assert [scores[i].value for i in range(4)] == [1.0, 0.0, 0.0, 0.0]
     assert scores[2].details["verdict"] == "error"
     assert parse_number("USD 1,000,000") == 1e6
+
+
+@pytest.mark.parametrize(
+    "text, number",
+    [
+        ("33", "33"),
+        ("21 + 12 = 33.", "33"),
+        ("The answer is 4 + 17.", "17"),  # unevaluated: its last number is not the sum
+        ("13 + 9 = 22\n\nIn", "22"),
+        ("It is \\boxed{1,000} (not 7)", "1,000"),
+        ("-3 apples", "-3"),
+        ("about 2.5", "2.5"),
+        ("no digits", None),
+    ],
+)
+def test_integer_extraction_takes_the_last_number(text, number):
+    assert last_number(text) == number
+
+
+def test_integer_scorer_credits_numbers_not_expressions():
+    scorer = get_scorer("integer")
+    answers = ["21 + 12 = 33.", "The answer is 21 + 12.", "033", "\\boxed{33.0}", "33.5", "none", None]
+    scores = [score for _, score in scorer.score(answers, ["33"] * len(answers))]
+    assert [s.value for s in scores] == [1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    assert [s.canonical for s in scores[:5]] == ["33", "12", "33", "33", None]
+    assert scores[5].details == {"reason": "no number in the answer"}
+    (_, bad), *_ = scorer.score(["33"], ["x + 1"])
+    assert bad.value == 0.0 and bad.details["verdict"] == "error"
+    (_, credited), *_ = get_scorer("math").score(["The answer is 21 + 12."], ["33"])
+    assert credited.value == 1.0  # math-verify, by contrast, evaluates the expression
 
 
 def test_gold_parsing():

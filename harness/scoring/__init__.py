@@ -1,7 +1,7 @@
 """Scorers by name; each follows `base.Scorer` (`name`, `version`, `score(answers, golds, previous)`,
 `close()`).
 
-Rule scorers: math, code, choice, cem, numeric; `lm-eval:TASK` scores with an lm-eval task's own
+Rule scorers: math, code, choice, cem, numeric, integer; `lm-eval:TASK` scores with an lm-eval task's own
 filters and process_results. `judge` is an LLM judge alone; `cem+judge`, `numeric+judge` and
 `choice+judge` are max(rule, judge) (cascade.py). `previous` (the details of each sample's earlier
 score) lets a scorer reuse work already done, such as judge verdicts; the others ignore it.
@@ -18,6 +18,7 @@ from harness.scoring.cascade import RuleThenJudge
 from harness.scoring.cem import CEMScorer
 from harness.scoring.choice import ChoiceScorer
 from harness.scoring.code import CodeScorer
+from harness.scoring.integer import IntegerScorer
 from harness.scoring.judge import JudgeConfig, JudgeScorer
 from harness.scoring.lmeval import PREFIX as LM_EVAL
 from harness.scoring.lmeval import LMEvalScorer
@@ -76,6 +77,7 @@ def _rule_then_judge(rule: str) -> Callable[[Options], Scorer]:
 SCORERS: dict[str, Callable[[Options], Scorer]] = {
     "math": lambda o: MathScorer(**o.pool(), persistent=o.persistent),
     "code": lambda o: CodeScorer(**o.pool()),
+    "integer": lambda o: IntegerScorer(),
     **RULES,
     "judge": Options.judge_scorer,
     **{f"{rule}+judge": _rule_then_judge(rule) for rule in RULES},
@@ -95,9 +97,10 @@ def timeless(name: str) -> bool:
 
 
 def exact_golds(name: str) -> bool:
-    """Whether the named scorer's gold is an answer a model could give verbatim (math, numeric, choice,
-    alone or before a judge), so that a constant answer's accuracy is the share of items with that gold."""
-    return name.removesuffix("+judge") in ("math", "numeric", "choice")
+    """Whether the named scorer's gold is an answer a model could give verbatim (math, numeric, integer,
+    choice, alone or before a judge), so that a constant answer's accuracy is the share of items with
+    that gold."""
+    return name.removesuffix("+judge") in ("math", "numeric", "integer", "choice")
 
 
 def get_scorer(
