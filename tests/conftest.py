@@ -1,6 +1,7 @@
 import importlib.util
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,12 @@ os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")  # before anythin
 
 # tests/engines needs vLLM (tox -e vllm installs the CPU build); elsewhere it is not collected
 collect_ignore = [] if importlib.util.find_spec("vllm") else ["engines"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A SIGTERM (a CI or tox timeout) unwinds like Ctrl-C: session fixtures still stop their vLLM
+    engines and servers, which would otherwise outlive pytest."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

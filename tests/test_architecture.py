@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "harness.types",
             "harness.settings",
             "harness.progress",
+            "harness.terminate",
             "harness.runinfo",
             "harness.thinking",
             "harness.data",

@@ -86,3 +86,30 @@ def test_killed_shards_are_reported_and_the_run_resumes(single_engine, tiny_mode
     assert f"{written}/24 samples already generated" in done.stderr.replace("\n", " ")
     for name in ("generations.jsonl", "scores.jsonl", "results.json"):
         assert (out / name).read_bytes() == (single_engine / name).read_bytes(), name
+
+
+def test_sigterm_stops_the_shards_and_the_run_resumes(single_engine, tiny_model, shared_data, tmp_path):
+    """A scheduler's SIGTERM to the harness: exit 143 at once, its shards stopped (not run to their
+    end, and not left behind), and the same command finishes the run."""
+    out = tmp_path / "terminated"
+    args = eval_args(tiny_model, shared_data, out, "--data-parallel-size", "2", "--batch-size", "1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", *args], env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    generations = out / "generations.jsonl"
+    deadline = time.monotonic() + 120
+    while not (generations.exists() and generations.read_text().count("\n") >= 1):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    shards = shard_processes(proc.pid)
+    assert len(shards) == 2
+    proc.terminate()
+    assert proc.wait(timeout=90) == 143
+    assert not [pid for pid in shards if Path(f"/proc/{pid}").exists()]
+    written = generations.read_text().count("\n")
+    assert 1 <= written < 24
+
+    run_cli(*args)
+    for name in ("generations.jsonl", "scores.jsonl", "results.json"):
+        assert (out / name).read_bytes() == (single_engine / name).read_bytes(), name

@@ -1,8 +1,9 @@
 """The typer app every command registers on, and the entry point that turns HarnessError into a message.
 
 Exit codes: 0 done; 2 a user error (a bad option, file or run folder: one line on stderr, and click's
-own usage errors); 1 only for a bug (with its traceback). `harness regress` gives 0, 1, 2 and 4 its
-verdicts, so its user errors exit 3 (`GateCommand`).
+own usage errors); 1 only for a bug (with its traceback); 143 terminated (SIGTERM unwinds like Ctrl-C:
+engines and shards are stopped, what was written stays). `harness regress` gives 0, 1, 2 and 4 its verdicts,
+so its user errors exit 3 (`GateCommand`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typer.core import TyperCommand
 
 from harness import HarnessError
 from harness.progress import console
+from harness.terminate import exit_on_sigterm
 
 USER_ERROR, GATE_USER_ERROR = 2, 3
 
@@ -70,6 +72,7 @@ def printable(text: str) -> str:
 
 
 def main() -> None:
+    exit_on_sigterm()
     try:
         app()
     except (HarnessError, OSError) as e:

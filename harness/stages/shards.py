@@ -23,6 +23,7 @@ from harness.backends import EngineConfig, make_backend
 from harness.stages.generate import OnEngine, OnRecords, generate_into
 from harness.stages.score import streamed
 from harness.store import RunDir
+from harness.terminate import exit_on_sigterm
 from harness.types import Request
 
 PR_SET_NAME = 15  # prctl: set the calling thread's name
@@ -94,6 +95,7 @@ def _shard(
 ) -> None:
     """A shard's process: its own engine on its own devices, appending to the shared run directory."""
     _name_process(f"harness-shard{k}")
+    exit_on_sigterm()  # a stopped run stops its shards; each shard then stops its engine
     os.environ.update(place.env)
     if place.cpus is not None:
         os.sched_setaffinity(0, place.cpus)
@@ -112,6 +114,15 @@ def _shard(
     except BaseException as e:
         messages.put(("error", k, f"{type(e).__name__}: {e}"))
         raise SystemExit(1) from None
+
+
+def stop(process: multiprocessing.process.BaseProcess, grace: float = 60) -> None:
+    """SIGTERM a shard (it stops its engine and exits), SIGKILL it after `grace` seconds."""
+    process.terminate()
+    process.join(grace)
+    if process.is_alive():
+        process.kill()
+        process.join()
 
 
 def generate_sharded(
@@ -137,18 +148,23 @@ def generate_sharded(
             process.start()
             processes.append((k, place, process))
     engine_seen = False
-    while any(p.is_alive() for _, _, p in processes) or not messages.empty():
-        try:
-            kind, k, payload = messages.get(timeout=0.5)
-        except queue.Empty:
-            continue
-        if kind == "records":
-            on_records(payload)
-        elif kind == "engine" and not engine_seen:
-            engine_seen = True
-            on_engine({**payload, "data_parallel_size": shards})
-        elif kind == "error":
-            errors[k] = payload
+    try:
+        while any(p.is_alive() for _, _, p in processes) or not messages.empty():
+            try:
+                kind, k, payload = messages.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if kind == "records":
+                on_records(payload)
+            elif kind == "engine" and not engine_seen:
+                engine_seen = True
+                on_engine({**payload, "data_parallel_size": shards})
+            elif kind == "error":
+                errors[k] = payload
+    except BaseException:  # Ctrl-C, SIGTERM, a failed write: the shards stop too, not at their end
+        for _, _, process in processes:
+            stop(process)
+        raise
     reports = []
     for k, place, process in processes:
         process.join()

