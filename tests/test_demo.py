@@ -50,6 +50,7 @@ def test_demo_config_is_a_valid_train_config():
         {"method": "grpo", "model": "m", "dataset": "d.jsonl", "out": "o"},
     )
     assert config.prompt_template == "{problem}" and config.save_steps == config.max_steps
+    assert config.scorer == "integer"  # the reward is the metric the demo reports
 
 
 def comparison(**changes):
@@ -68,17 +69,16 @@ def comparison(**changes):
 
 
 @pytest.mark.parametrize(
-    ("changes", "code", "plain", "reason"),
+    ("changes", "code", "reason"),
     [
-        ({}, 0, (30, 30), None),
-        ({"verdict": "no significant change"}, 0, (30, 30), "significant gain"),
-        ({"verdict": "collapse", "collapse": True}, 4, (30, 30), "collapsed"),
-        ({"candidate": 0.04}, 0, (4, 4), "constant answer"),
-        ({}, 0, (10, 30), "plain numbers"),
+        ({}, 0, None),
+        ({"verdict": "no significant change"}, 0, "significant gain"),
+        ({"verdict": "collapse", "collapse": True}, 4, "collapsed"),
+        ({"candidate": 0.04}, 0, "constant answer"),
     ],
 )
-def test_demo_fails_without_a_real_gain(changes, code, plain, reason):
-    found = load_demo().failures(comparison(**changes), code, plain)
+def test_demo_fails_without_a_real_gain(changes, code, reason):
+    found = load_demo().failures(comparison(**changes), code)
     assert (reason is None and not found) or any(reason in line for line in found)
 
 
@@ -87,14 +87,11 @@ def test_report_reads_the_runs(tmp_path):
     run = tmp_path / "eval-trained"
     run.mkdir()
     (run / "run.json").write_text(json.dumps({"answers": {"sums-test": {"sum-3-4": "7"}}}))
-    generation = {"item_id": "sum-3-4", "sample_idx": 0, "text": "7"}
+    generation = {"item_id": "sum-3-4", "sample_idx": 0, "text": "3 + 4 = 7"}
     (run / "generations.jsonl").write_text(json.dumps(generation) + "\n")
-    scores = [
-        {"item_id": "sum-3-4", "sample_idx": 0, "value": 1.0, "details": {"method": "integer"}},
-        {"item_id": "sum-3-4", "sample_idx": 1, "value": 1.0, "details": {"method": "math_verify"}},
-    ]
-    (run / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores))
-    assert demo.plain_numbers(run) == (1, 2)
-    lines = demo.report(comparison(), {"base": (0, 0), "trained": (1, 2)}, run)
+    score = {"item_id": "sum-3-4", "sample_idx": 0, "value": 1.0}
+    (run / "scores.jsonl").write_text(json.dumps(score) + "\n")
+    lines = demo.report(comparison(), run)
     assert any("best constant answer" in line and "4.0%" in line for line in lines)
-    assert any("3 + 4 =   7  answered '7' (right)" in line for line in lines)
+    assert any("distinct answers" in line and "40" in line for line in lines)
+    assert any("3 + 4 =   7  answered '3 + 4 = 7' (right)" in line for line in lines)
