@@ -207,3 +207,22 @@ def test_external_generations_are_judged(tmp_path):
     info = json.loads((out / "run.json").read_text())
     assert info["config"]["scorers"] == {"capitals": "cem+judge"}
     assert info["config"]["judge"]["model"] == "fake/model" and info["judge_base_url"] == fake.base_url
+
+
+def test_a_real_judge_reads_the_question_it_is_shown(smollm2):
+    """SmolLM2-135M-Instruct as the judge, on the hf backend, with SPELL's prompt: its replies are
+    about the question each answer was given (the random tiny model's are noise), and what it
+    decided is recorded with its words. At 135M it is no reliable judge: the test does not ask
+    for right verdicts, only for a judge that was shown the question, the answer and the gold."""
+    judge = JudgeConfig(EngineConfig(str(smollm2), backend="hf", dtype="float32"), max_tokens=40)
+    cases = {
+        "What is the capital of France?": ("Paris", "The capital of France is Berlin.", "France"),
+        "How many legs does a spider have?": ("8", "A spider has six legs.", "spider"),
+    }
+    golds = [gold_text(gold, question) for question, (gold, _, _) in cases.items()]
+    scores = dict(get_scorer("judge", judge=judge).score([answer for _, answer, _ in cases.values()], golds))
+    for i, (_, _, subject) in enumerate(cases.values()):
+        (reply,) = scores[i].details["judge"]["raw"]
+        assert subject in reply, reply
+        assert scores[i].details["judge"]["verdicts"] == [parse_verdict(reply)]
+        assert scores[i].value == (1.0 if scores[i].details["judge"]["decision"] == "yes" else 0.0)
