@@ -57,21 +57,26 @@ def shard_processes(parent: int) -> list[int]:
     return [int(pid) for pid in children if Path(f"/proc/{pid}/comm").read_text().startswith("harness-shard")]
 
 
-def test_killed_shards_are_reported_and_the_run_resumes(single_engine, tiny_model, shared_data, tmp_path):
-    out = tmp_path / "killed"
-    args = eval_args(tiny_model, shared_data, out, "--data-parallel-size", "2", "--batch-size", "2")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+def start_sharded(args: list[str], generations: Path) -> tuple[subprocess.Popen, list[int]]:
+    """`harness eval ARGS` with two shards, once its first sample is written: (process, shard pids)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness", *args], env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "harness", *args], env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    generations = out / "generations.jsonl"
     deadline = time.monotonic() + 120
     while not (generations.exists() and generations.read_text().count("\n") >= 1):
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.02)
     shards = shard_processes(proc.pid)
     assert len(shards) == 2
+    return proc, shards
+
+
+def test_killed_shards_are_reported_and_the_run_resumes(single_engine, tiny_model, shared_data, tmp_path):
+    out = tmp_path / "killed"
+    args = eval_args(tiny_model, shared_data, out, "--data-parallel-size", "2", "--batch-size", "2")
+    generations = out / "generations.jsonl"
+    proc, shards = start_sharded(args, generations)
     for pid in shards:
         os.kill(pid, signal.SIGKILL)
     _, stderr = proc.communicate(timeout=60)
@@ -93,19 +98,11 @@ def test_sigterm_stops_the_shards_and_the_run_resumes(single_engine, tiny_model,
     end, and not left behind), and the same command finishes the run."""
     out = tmp_path / "terminated"
     args = eval_args(tiny_model, shared_data, out, "--data-parallel-size", "2", "--batch-size", "1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness", *args], env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
     generations = out / "generations.jsonl"
-    deadline = time.monotonic() + 120
-    while not (generations.exists() and generations.read_text().count("\n") >= 1):
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.02)
-    shards = shard_processes(proc.pid)
-    assert len(shards) == 2
+    proc, shards = start_sharded(args, generations)
     proc.terminate()
-    assert proc.wait(timeout=90) == 143
+    proc.communicate(timeout=90)
+    assert proc.returncode == 143
     assert not [pid for pid in shards if Path(f"/proc/{pid}").exists()]
     written = generations.read_text().count("\n")
     assert 1 <= written < 24
