@@ -133,7 +133,8 @@ def test_integer_fast_path_canonical(scored):
     assert scored["trailing_point_zero"].canonical == "204"
     assert scored["thousands_braced_comma"].canonical == "1000"
     assert scored["boxed"].details == {"method": "integer", "source": "boxed"}
-    assert scored["answer_is_inline_math"].details["source"] == "text"
+    assert scored["answer_is_inline_math"].details["source"] == "phrase"
+    assert scored["markdown_bold"].details["source"] == "whole"
     assert scored["frac_vs_short_frac"].details["method"] == "math_verify"
 
 

@@ -9,11 +9,16 @@ _BOX = re.compile(r"\\(?:boxed|fbox)\s*(\{)|\\boxed +([^\s$]+)")
 
 def boxed_contents(text: str) -> list[str]:
     r"""Contents of every balanced ``\boxed{...}`` / ``\fbox{...}`` (and ``\boxed 5``) in order."""
-    found: list[str] = []
+    return [content for _, _, content in boxed_spans(text)]
+
+
+def boxed_spans(text: str) -> list[tuple[int, int, str]]:
+    r"""(start, end, content) of every complete box in `text`, in order (see `boxed_contents`)."""
+    found: list[tuple[int, int, str]] = []
     pos = 0
     while match := _BOX.search(text, pos):
         if match.group(1) is None:  # "\boxed 5" form
-            found.append(match.group(2))
+            found.append((match.start(), match.end(), match.group(2)))
             pos = match.end()
             continue
         depth, start = 0, match.end(1)
@@ -25,7 +30,7 @@ def boxed_contents(text: str) -> list[str]:
             else:
                 depth -= 1
                 if depth == 0:
-                    found.append(text[start:i])
+                    found.append((match.start(), i + 1, text[start:i]))
                     pos = i + 1
                     break
         else:  # unbalanced: nothing after this point can be a complete box
@@ -42,8 +47,9 @@ def _escaped(text: str, i: int) -> bool:
 
 
 def last_boxed(text: str) -> str | None:
-    r"""The content of the last complete ``\boxed{}`` in `text`, or None."""
-    boxes = boxed_contents(text)
+    r"""The content of the last complete, non-empty ``\boxed{}`` in `text`, or None (an empty box is
+    the instruction "put your answer in \boxed{}" echoed, not an answer)."""
+    boxes = [box for box in boxed_contents(text) if box.strip()]
     return boxes[-1] if boxes else None
 
 

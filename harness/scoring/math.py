@@ -1,29 +1,41 @@
 r"""Math answers judged with math-verify, in worker processes with a hard time limit per call.
 
-The final answer is the LAST ``\boxed{}`` of the answer text (plain math-verify joins several
-boxes into one number). Without a box, math-verify's LaTeX/expression extraction of the text is
-used ("final answer is $x$", the last expression). Integer gold answers (AIME, AMC) take an exact
-integer fast path when the extracted answer is a plain integer ("033", "204.0", "1{,}000").
+The final answer is found by `math_text.final_answer`: the last non-empty ``\boxed{}`` (boxes
+joined only by "and" or commas count together), else an explicit final-answer phrase, else a
+response that is a bare expression; anything else is "no answer found". Both sides are rewritten
+by `math_text.normalise`, then compared: integers exactly ("033" = 33, "1{,}000" = 1000); a
+decimal answer more precise than the gold at the gold's significant figures (6630.65 = 6630);
+then math-verify, on parsed expressions only: an answer that does not parse is compared as a
+whole string, never by a prefix.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterator, Sequence
 from importlib.metadata import version
 
 from harness.scoring.latex import last_boxed
+from harness.scoring.math_text import (
+    as_tuple,
+    decimal,
+    final_answer,
+    matches_at_gold_precision,
+    normalise,
+    repeated_list_as_tuple,
+    variables,
+)
 from harness.scoring.pool import TimeoutPool, map_with_timeout
 from harness.types import Score
 
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 DEFAULT_TIMEOUT = 10.0
 
 _INTEGER = re.compile(r"[-+]?\d+(?:\.0*)?")
 _THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+")
 _WRAPPERS = re.compile(r"\\(?:text|textbf|mathbf|mathrm|boxed)\s*\{([^{}]*)\}")
-_BOLD = re.compile(r"\*\*([^*\n]+?)\*\*")
 
 
 def _plain(text: str) -> str:
@@ -47,48 +59,93 @@ def as_integer(text: str) -> int | None:
 
 
 def verify_pair(payload: tuple[str, str]) -> dict:
-    """Decide whether one answer text matches its gold (math-verify, after the integer fast path).
+    """Decide whether one answer text matches its gold: exact integers, then decimals at the gold's
+    precision, then math-verify on both parsed (with an identity check for exp/trig/hyperbolic
+    forms), and a whole-string comparison only when either side does not parse.
 
     Runs inside a pool worker; may be killed at any point."""
     import logging
 
-    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+    from math_verify import verify
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # we enforce time limits ourselves
     answer, gold = payload
-    boxed = last_boxed(answer)
-    if boxed is not None:
-        source, candidate = "boxed", boxed.strip()
-        predicted = parse(
-            "\\boxed{" + candidate + "}",
-            extraction_config=[LatexExtractionConfig(boxed_match_priority=0)],
-            parsing_timeout=None,
-        )
-    else:
-        source, text = "text", _BOLD.sub(r"\1", answer)
-        text = re.sub(r"\\textbf\s*\{([^{}]*)\}", r"\1", text)
-        predicted = parse(
-            text, extraction_config=[LatexExtractionConfig(), ExprExtractionConfig()], parsing_timeout=None
-        )
-        candidate = str(predicted[-1]) if predicted else None
-    if candidate is None or candidate == "":
+    found = final_answer(answer)
+    if found is None:
         return {"value": 0.0, "extracted": None, "canonical": None, "details": {"reason": "no answer found"}}
+    source, candidate = found
+    gold_text, text = normalise(gold), normalise(candidate, variables(gold))
+    if (ordered_gold := repeated_list_as_tuple(gold_text)) is not None:
+        gold_text, text = ordered_gold, as_tuple(text)
 
-    gold_int, pred_int = as_integer(gold), as_integer(candidate)
+    gold_int, pred_int = as_integer(gold_text), as_integer(text)
     if gold_int is not None and pred_int is not None:
         return _verdict(pred_int == gold_int, candidate, str(pred_int), "integer", source)
+    gold_number, number = decimal(_plain(gold_text)), decimal(_plain(text))
+    if gold_number is not None and number is not None and matches_at_gold_precision(number, gold_number):
+        return _verdict(True, candidate, str(number), "decimal", source)
 
-    if predicted:
-        gold_parsed = parse(
-            "\\boxed{" + gold + "}",
-            extraction_config=[LatexExtractionConfig(boxed_match_priority=0)],
-            parsing_timeout=None,
+    gold_parsed, predicted = _parse(gold_text), _parse(text)
+    if _parsed(gold_parsed) and _parsed(predicted):
+        ok = verify(gold_parsed, predicted, timeout_seconds=None) and not _tiny_and_apart(
+            gold_parsed[0], predicted[0]
         )
-        if gold_parsed:
-            ok = verify(gold_parsed, predicted, timeout_seconds=None)
-            return _verdict(ok, candidate, str(predicted[0]), "math_verify", source)
-    same = _plain(candidate).lower() == _plain(gold).lower()
-    return _verdict(same, candidate, _plain(candidate), "string", source)
+        ok = ok or _same_function(gold_parsed[0], predicted[0])
+        return _verdict(ok, candidate, str(predicted[0]), "math_verify", source)
+    same = _plain(text).lower() == _plain(gold_text).lower()
+    return _verdict(same, candidate, _plain(text), "string", source)
+
+
+def _parse(text: str) -> list:
+    """math-verify's parse of one answer, read as LaTeX (without its unit stripping, which took
+    letters such as "m" for metres), else as a plain expression ("2*x+1")."""
+    from latex2sympy2_extended import NormalizationConfig
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
+
+    latex = LatexExtractionConfig(
+        boxed_match_priority=0,
+        normalization_config=NormalizationConfig(
+            basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="all"
+        ),
+    )
+    parsed = parse("\\boxed{" + text + "}", extraction_config=[latex], parsing_timeout=None)
+    if not _parsed(parsed):
+        parsed = parse(text, extraction_config=[ExprExtractionConfig()], parsing_timeout=None) or parsed
+    return parsed
+
+
+def _parsed(result: list) -> bool:
+    """Whether math-verify read an expression (it returns only the string when it could not)."""
+    return bool(result) and not isinstance(result[0], str)
+
+
+def _tiny_and_apart(gold, answer) -> bool:
+    """Two numbers below 1e-3 that differ by more than one part in a million: math-verify rounds
+    numbers to 6 decimal places, which would make 2.88e-19 equal 1.325e-27."""
+    import sympy
+
+    if not all(isinstance(x, sympy.Expr) and x.is_number for x in (gold, answer)):
+        return False
+    try:
+        g, a = float(sympy.N(gold)), float(sympy.N(answer))
+    except (TypeError, ValueError):  # complex
+        return False
+    return max(abs(g), abs(a)) < 1e-3 and not math.isclose(g, a, rel_tol=1e-6)
+
+
+def _same_function(gold, answer) -> bool:
+    """Equal once exponential, trigonometric and hyperbolic functions are all written with exp
+    (sinh(at)/a against (e^{at} - e^{-at})/(2a))."""
+    import sympy
+    from sympy.functions.elementary.hyperbolic import HyperbolicFunction
+    from sympy.functions.elementary.trigonometric import TrigonometricFunction
+
+    if not (isinstance(gold, sympy.Expr) and isinstance(answer, sympy.Expr)):
+        return False
+    kinds = (sympy.exp, HyperbolicFunction, TrigonometricFunction)
+    if not (gold.has(*kinds) or answer.has(*kinds)):
+        return False
+    return sympy.simplify((gold - answer).rewrite(sympy.exp)) == 0
 
 
 def _verdict(correct: bool, extracted: str, canonical: str, method: str, source: str) -> dict:
