@@ -12,12 +12,14 @@ from typing import Any
 
 from harness import HarnessError
 from harness.data import read_rows, sha256_file
+from harness.progress import console
 from harness.scoring.latex import has_corrupted_escape
 from harness.types import Item, Sampling
 
 PACKAGED_DIR = Path(__file__).parent / "data"  # copies shipped in the package (data/SOURCES.md)
 MATH_PROMPT = "{problem}\n\nPlease reason step by step, and put your final answer within \\boxed{}."
 REASONING_SAMPLING = Sampling(n=16, temperature=0.6, top_p=0.95, max_tokens=32768)
+MATH_TEXT_SCORERS = ("math", "integer")  # sets whose problem and answer are LaTeX math text
 
 RowMapper = Callable[[dict[str, Any], Path, int], Item]
 
@@ -64,13 +66,26 @@ class Benchmark:
     release: str | None = None  # a pinned release file's URL, read with local_layouts[0], when not on the Hub
     packaged: dict[str, str] | None = None  # origin of the copy under PACKAGED_DIR/<name>/, if shipped
 
+    @property
+    def math_text(self) -> bool:
+        """Whether problems and answers are math text, where a LaTeX escape decoded by JSON (TAB+"riangle"
+        for \\triangle) is looked for. Documents (long-context sets, code) hold real tabs and are not."""
+        return self.scorer in MATH_TEXT_SCORERS
+
     def load(self, data_dir: Path | None = None) -> Loaded:
         """Items from `data_dir` (Hub layout first, then known local copies) or from the Hub; a shipped
-        copy when neither has them (the Hub is probed first, so offline costs about a second)."""
+        copy when neither has them (the Hub is probed first, so offline costs about a second).
+
+        Math items whose text has a LaTeX escape decoded by JSON are loaded, named in a warning and
+        listed in the source (`corrupted_escapes`, kept in run.json); a clean copy is preferred."""
+        loaded = self._load(data_dir)
+        _warn_corrupted(self.name, loaded.source)
+        return loaded
+
+    def _load(self, data_dir: Path | None) -> Loaded:
         if self.path is not None:
-            return _build(
-                [self.path], self.local_layouts[0], {"kind": "file", "path": str(self.path)}, self.keep
-            )
+            source = {"kind": "file", "path": str(self.path)}
+            return self._build([self.path], [self.path.name], self.local_layouts[0], source)
         data_dir = data_dir or _env_data_dir()
         if data_dir is not None and (self.packaged is None or self._has_local(Path(data_dir))):
             return self._load_local(Path(data_dir))
@@ -99,26 +114,38 @@ class Benchmark:
         )
 
     def _load_local(self, data_dir: Path) -> Loaded:
-        """The first complete layout that loads; a broken copy is skipped (and noted) if another loads."""
+        """The first complete layout that loads cleanly; a broken copy, or one with corrupted LaTeX
+        escapes, is skipped (and noted) if another loads. The source names the folder (not the Hub repo
+        a folder may be laid out like) and each file read with its sha256."""
         layouts = ((self.hub.layout,) if self.hub else ()) + self.local_layouts
-        tried, broken = [], []
+        tried: list[str] = []
+        broken: list[str] = []
+        suspect: Loaded | None = None  # the first copy that loaded with corrupted escapes
         for folder in (self.name, *self.folders):
             for layout in layouts:
                 paths = [data_dir / folder / f for f in layout.files]
                 tried.append(" + ".join(str(p) for p in paths))
                 if not all(p.is_file() for p in paths):
                     continue
-                source: dict[str, Any] = {"kind": "local", "dir": str(data_dir / folder)}
-                if self.hub and layout is self.hub.layout:
-                    source.update(repo=self.hub.repo, revision=self.hub.revision)
+                source: dict[str, Any] = {"kind": "local", "dir": str((data_dir / folder).absolute())}
+                if self.hub and layout is self.hub.layout:  # the layout, not the origin of the bytes
+                    source["laid_out_as"] = f"{self.hub.repo}@{self.hub.revision}"
                 try:
-                    loaded = _build(paths, layout, source, self.keep)
+                    loaded = self._build(paths, list(layout.files), layout, source)
                 except HarnessError as e:
                     broken.append(str(e))
                     continue
-                if broken:
-                    loaded.source["skipped"] = broken
+                if "corrupted_escapes" in loaded.source:
+                    suspect = suspect or loaded
+                    continue
+                skipped = broken + ([_corrupted_note(suspect.source)] if suspect else [])
+                if skipped:
+                    loaded.source["skipped"] = skipped
                 return loaded
+        if suspect is not None:  # no clean copy: the suspect rows are reported, the others kept
+            if broken:
+                suspect.source["skipped"] = broken
+            return suspect
         if broken:
             raise HarnessError("\n".join(broken))
         raise HarnessError(
@@ -128,7 +155,8 @@ class Benchmark:
     def _load_hub(self) -> Loaded:
         if self.hub is None and self.release is not None:
             path = _download(self.release, self.name)
-            return _build([path], self.local_layouts[0], {"kind": "release", "url": self.release}, self.keep)
+            source = {"kind": "release", "url": self.release}
+            return self._build([path], [path.name], self.local_layouts[0], source)
         if self.hub is None:
             raise HarnessError(f"benchmark {self.name!r} has no Hub source; pass --data-dir")
         from huggingface_hub import hf_hub_download
@@ -155,7 +183,12 @@ class Benchmark:
                     f"DIR/{self.name}/, and --model with a local model folder."
                 ) from None
         source = {"kind": "hub", "repo": self.hub.repo, "revision": self.hub.revision}
-        return _build(paths, self.hub.layout, source, self.keep)
+        return self._build(paths, list(self.hub.layout.files), self.hub.layout, source)
+
+    def _build(
+        self, paths: list[Path], names: list[str], layout: FileLayout, source: dict[str, Any]
+    ) -> Loaded:
+        return _build(paths, layout, source, self.keep, names=names, math_text=self.math_text)
 
 
 def _download(url: str, benchmark: str) -> Path:
@@ -187,34 +220,88 @@ def _env_data_dir() -> Path | None:
 
 
 def _build(
-    paths: list[Path], layout: FileLayout, source: dict[str, Any], keep: Callable[[Item], bool] | None = None
+    paths: list[Path],
+    layout: FileLayout,
+    source: dict[str, Any],
+    keep: Callable[[Item], bool] | None = None,
+    *,
+    names: list[str] | None = None,
+    math_text: bool = False,
 ) -> Loaded:
+    """The items of `paths` (recorded under `names`: paths in the repo or in the source's folder). With
+    `math_text`, items whose row has a LaTeX escape decoded by JSON in its text (problem, answer,
+    solution...) are listed in the source's `corrupted_escapes` (item, file:line, fields); they stay
+    loaded."""
+    names = names or [p.name for p in paths]
     items: list[Item] = []
     seen: dict[str, str] = {}
-    for path in paths:
+    corrupted: list[dict[str, Any]] = []
+    for path, name in zip(paths, names, strict=True):
         for number, row in read_rows(path):
             item = layout.to_item(row, path, number)
             if item.id in seen:
                 raise HarnessError(
                     f"{path}:{number}: duplicate item id {item.id!r} (first at {seen[item.id]})"
                 )
-            if has_corrupted_escape(item.problem):
-                raise HarnessError(
-                    f"{path}:{number}: problem text has a control character where a LaTeX backslash "
-                    f"escape was decoded (e.g. TAB+'riangle' for \\triangle); use a clean copy"
-                )
             seen[item.id] = f"{path.name}:{number}"
             if keep is None or keep(item):
                 items.append(item)
+                fields = _corrupted_fields(row) if math_text else []
+                if fields:
+                    corrupted.append({"item": item.id, "at": f"{name}:{number}", "fields": fields})
     if not items:
         raise HarnessError(f"{', '.join(map(str, paths))}: no items")
     source = {
         **source,
-        "files": [{"path": p.name, "sha256": sha256_file(p)} for p in paths],
+        "files": [{"path": n, "sha256": sha256_file(p)} for p, n in zip(paths, names, strict=True)],
         "content_hash": content_hash(items),
         "n_items": len(items),
+        **({"corrupted_escapes": corrupted} if corrupted else {}),
     }
     return Loaded(items=items, source=source)
+
+
+def _corrupted_fields(row: dict[str, Any]) -> list[str]:
+    """The row's fields with a LaTeX escape decoded by JSON, read before any stripping (which would
+    drop the FF of a leading \\frac)."""
+
+    def texts(value: Any) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        return [t for v in value for t in texts(v)] if isinstance(value, list) else []
+
+    return [str(k) for k, v in row.items() if any(has_corrupted_escape(t) for t in texts(v))]
+
+
+CORRUPTED = "a control character where JSON decoding ate a LaTeX backslash (TAB+'riangle' for \\triangle)"
+
+
+def _corrupted_note(source: dict[str, Any]) -> str:
+    """Why a copy with corrupted escapes was passed over for a clean one (the source's `skipped`)."""
+    rows = source["corrupted_escapes"]
+    where = source.get("dir", source.get("path", ""))
+    return (
+        f"{where}: {' + '.join(f['path'] for f in source['files'])}: {len(rows)} items have {CORRUPTED} "
+        f"(first: item {rows[0]['item']} at {rows[0]['at']}); a clean copy was read instead"
+    )
+
+
+def _warn_corrupted(benchmark: str, source: dict[str, Any]) -> None:
+    """A warning naming the items whose text has corrupted escapes (the model sees them garbled)."""
+    rows = source.get("corrupted_escapes")
+    if not rows:
+        return
+    shown = ", ".join(f"{r['item']} ({r['at']}, {'+'.join(r['fields'])})" for r in rows[:5])
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    console.print(
+        f"warning: {benchmark}: {len(rows)} of {source['n_items']} items have {CORRUPTED}: {shown}{more}. "
+        f"They are evaluated as they are (listed in run.json, datasets.{benchmark}.corrupted_escapes); "
+        "a clean copy avoids it.",
+        style="yellow",
+        soft_wrap=True,
+        markup=False,
+        highlight=False,
+    )
 
 
 def content_hash(items: list[Item]) -> str:

@@ -21,7 +21,7 @@ def sha256_file(path: Path) -> str:
 
 
 def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line or row number, row) from a .jsonl, .jsonl.gz, .json, .csv or .parquet file."""
+    """Yield (line or row number, row) from a .jsonl, .json, .csv or .tsv file (maybe .gz) or .parquet."""
     name = path.name
     if not path.is_file():
         raise HarnessError(f"{path}: no such file")
@@ -29,10 +29,11 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from enumerate(_parquet_rows(path), start=1)
         return
     lines = _text_lines(path)
-    if name.endswith((".csv", ".csv.gz")):
+    if name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
         import csv
 
-        yield from enumerate(csv.DictReader(lines), start=1)
+        delimiter = "\t" if ".tsv" in name else ","
+        yield from enumerate(csv.DictReader(lines, delimiter=delimiter), start=1)
         return
     if name.endswith((".json", ".json.gz")):
         try:
@@ -93,6 +94,15 @@ def require(row: dict[str, Any], field: str, path: Path, number: int) -> Any:
         )
     if value is None:
         raise HarnessError(f"{path}:{number}: field {field!r} is null")
-    if value == "" or value == []:
+    if _blank(value):  # present but empty: say so, not "missing"
         raise HarnessError(f"{path}:{number}: empty field {field!r}")
     return value
+
+
+def _blank(value: Any) -> bool:
+    """An empty or whitespace-only string, or a list of nothing else ([], [""], [" "])."""
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, list):
+        return all(_blank(v) for v in value)
+    return False

@@ -1,5 +1,7 @@
 """Bad input gets a clear error naming the file, line, item or flag."""
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -80,18 +82,70 @@ def test_data_dir_without_the_benchmark_lists_expected_files(tmp_path):
         BENCHMARKS["amc23"].load(tmp_path)
 
 
-def test_corrupted_aime25_copy_alone_is_refused(tmp_path, shared_data):
+AIME25_CORRUPTED = ["II-1", "II-3", "II-4", "II-5", "II-6", "II-7", "II-8", "II-9", "II-12", "II-13", "II-14"]
+
+
+def test_corrupted_aime25_copy_alone_loads_naming_its_suspect_items(tmp_path, shared_data, capsys):
     (tmp_path / "aime25").mkdir()
     shutil.copy(shared_data / "aime25" / "test.jsonl", tmp_path / "aime25" / "test.jsonl")
-    with pytest.raises(HarnessError, match=r"test.jsonl:16: problem text has a control character"):
-        BENCHMARKS["aime25"].load(tmp_path)
+    loaded = BENCHMARKS["aime25"].load(tmp_path)
+    assert len(loaded.items) == 30  # the other 19 rows are not lost
+    suspects = loaded.source["corrupted_escapes"]
+    assert [s["item"] for s in suspects] == AIME25_CORRUPTED  # SOURCES.md's list
+    assert suspects[0] == {"item": "II-1", "at": "test.jsonl:16", "fields": ["problem"]}
+    warning = " ".join(capsys.readouterr().err.split())
+    assert (
+        "warning: aime25: 11 of 30 items have a control character where JSON decoding ate a LaTeX" in warning
+    )
+    assert "II-1 (test.jsonl:16, problem), II-3 (test.jsonl:18, problem)" in warning
+    assert "and 6 more" in warning and "corrupted_escapes" in warning
 
 
-def test_corrupted_copy_is_skipped_for_a_clean_one(shared_data):
+def test_corrupted_copy_is_skipped_for_a_clean_one(shared_data, capsys):
     loaded = BENCHMARKS["aime25"].load(shared_data)
     assert [f["path"] for f in loaded.source["files"]] == ["test2025-I.jsonl", "test2025-II.jsonl"]
-    assert "test.jsonl:16" in loaded.source["skipped"][0]
+    assert "corrupted_escapes" not in loaded.source
+    assert "test.jsonl: 11 items have a control character" in loaded.source["skipped"][0]
+    assert "first: item II-1 at test.jsonl:16" in loaded.source["skipped"][0]
     assert "\\triangle" in next(i.problem for i in loaded.items if i.id == "II-1")
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_a_math_row_with_a_corrupted_escape_is_reported_not_fatal(tmp_path, capsys):
+    rows = [
+        {"id": "a", "problem": "Compute $2 \\times 3$.", "answer": "6"},
+        {"id": "b", "problem": "In \triangle ABC, find $AB$.", "answer": "5"},  # TAB + "riangle"
+        {"id": "c", "problem": "Half of one?", "answer": "\frac{1}{2}"},  # FF + "rac", then stripped
+        {"id": "d", "problem": "A table:\tx\ty", "answer": "7"},  # a real tab between words
+    ]
+    data = write_jsonl(tmp_path / "m.jsonl", [json.dumps(r) for r in rows])
+    plan = plan_of(f"jsonl:{data}", "math")
+    source = plan.run_info["datasets"]["m"]
+    assert source["corrupted_escapes"] == [
+        {"item": "b", "at": "m.jsonl:2", "fields": ["problem"]},
+        {"item": "c", "at": "m.jsonl:3", "fields": ["answer"]},
+    ]
+    assert list(plan.run_info["answers"]["m"]) == ["a", "b", "c", "d"]  # every row is evaluated
+    warning = " ".join(capsys.readouterr().err.split())
+    assert "warning: m: 2 of 4 items have a control character" in warning
+    assert "b (m.jsonl:2, problem), c (m.jsonl:3, answer)" in warning
+
+
+def plan_of(benchmark: str, scorer: str):
+    from harness.backends import EngineConfig
+    from harness.config import EvalConfig, ScoringConfig
+    from harness.stages.plan import plan
+
+    cfg = EvalConfig(benchmarks=(benchmark,), engine=EngineConfig("m"), scoring=ScoringConfig(scorer=scorer))
+    return plan(cfg)
+
+
+@pytest.mark.parametrize("answer", ['"  "', '[""]', '[" ", "\\n"]'])
+@pytest.mark.parametrize("scorer", ["math", "cem"])
+def test_a_blank_answer_is_called_empty_not_missing(tmp_path, answer, scorer):
+    data = write_jsonl(tmp_path / "blank.jsonl", [f'{{"id": "a", "problem": "1+1?", "answer": {answer}}}'])
+    with pytest.raises(HarnessError, match=r"^.*blank.jsonl:1: empty field 'answer'$"):
+        get_benchmark(f"jsonl:{data}", scorer).load()
 
 
 def test_hub_layout_in_a_local_folder(tmp_path):
@@ -105,9 +159,14 @@ def test_hub_layout_in_a_local_folder(tmp_path):
     pq.write_table(pa.Table.from_pylist(rows), path)
     loaded = BENCHMARKS["aime24"].load(tmp_path)
     assert [(i.id, i.answer) for i in loaded.items] == [("60", "204"), ("61", "025")]
-    assert loaded.source["repo"] == "HuggingFaceH4/aime_2024"
-    assert loaded.source["revision"] == "2fe88a2f1091d5048c0f36abc874fb997b3dd99a"
-    assert loaded.source["files"][0]["path"] == "train-00000-of-00001.parquet"
+    # a local copy, named as such: its folder and the hash of each file read, not the Hub repo
+    assert loaded.source["kind"] == "local"
+    assert "repo" not in loaded.source and "revision" not in loaded.source
+    assert loaded.source["laid_out_as"] == "HuggingFaceH4/aime_2024@2fe88a2f1091d5048c0f36abc874fb997b3dd99a"
+    assert loaded.source["dir"] == str(tmp_path / "aime24")
+    assert loaded.source["files"] == [
+        {"path": "data/train-00000-of-00001.parquet", "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    ]
 
 
 def test_every_shared_copy_loads_with_expected_sizes(shared_data):
