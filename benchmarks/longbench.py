@@ -4,8 +4,9 @@ MuSiQue (200 each), with SPELL's prompts.
 LongBench-V2 is scored by the option letter (`choice`) and broken down by difficulty and length;
 the v1 sets by cover exact match (`cem`, or max(cem, judge) with --judge-model). SPELL's LB-MQA is
 the mean of the three v1 sets. v1 comes from the Hub's parquet conversion of THUDM/LongBench (the
-repo itself only has a loading script); offline, --data-dir D holds D/hotpotqa/hotpotqa.jsonl
-(the layout of LongBench's data.zip), and D/longbench_v2/data.json.
+repo itself only has a loading script). Offline, --data-dir D holds D/longbench_v2/data.json and, for
+v1, LongBench's data.zip unzipped in D (it holds data/hotpotqa.jsonl, so D/data/hotpotqa.jsonl) or the
+file in the set's own folder (D/hotpotqa/hotpotqa.jsonl); likewise 2wikimqa and musique.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def _v1(name: str, title: str) -> Benchmark:
             layout=FileLayout(files=(f"{name}/test/0000.parquet",), to_item=_v1_item),
         ),
         local_layouts=(FileLayout(files=(f"{name}.jsonl",), to_item=_v1_item),),
+        folders=("data",),  # LongBench's data.zip, unzipped: data/<name>.jsonl
         prompt="{problem}",
         scorer="cem",
         sampling=SAMPLING,

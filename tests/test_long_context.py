@@ -17,6 +17,7 @@ from harness.backends import EngineConfig
 from harness.backends.chat import ChatPrompt, middle_truncate
 from harness.config import EvalConfig, SamplingOverrides
 from harness.scoring.judge import JudgeConfig
+from harness.scoring.latex import has_corrupted_escape
 from harness.scoring.rules import parse_gold
 from harness.stages.plan import plan
 
@@ -151,6 +152,90 @@ def test_long_context_layouts_load(tmp_path):
     docmath = get_benchmark("docmath").load(tmp_path).items
     assert [i.id for i in docmath][:2] == ["complong/q1", "compshort/q1"]
     assert parse_gold(docmath[0].answer).answers == ["1.5"] and "p1\n| a | b |" in docmath[0].problem
+
+
+# Real LongBench-V2 documents: a PDF bullet then a tab, tab-indented code, a tab after a newline, a
+# page break (FF) and old Mac line ends (CR), right before words a LaTeX command could end with.
+TABBED_DOCUMENTS = [
+    "Key findings\n\u2022\texternal validity is limited\n\u2022\ttimes of arrival vary\n" * 40,
+    "def clean(texts):\n\textra = 1\n\ttexts = filter(None, texts)\n\treturn texts\n" * 40,
+    "Files with the\n\textension .tex were\n\theta-tested.\n" * 40,
+    "end of page 3\x0crace results, page 4\rhow the race went\rightly or not\n" * 40,
+]
+
+
+def test_longbench_v2_documents_with_tabs_load(tmp_path, capsys):
+    assert all(has_corrupted_escape(d) for d in TABBED_DOCUMENTS)  # what a math set would flag
+    (tmp_path / "longbench_v2").mkdir()
+    rows = [
+        {
+            "_id": f"doc-{i}",
+            "domain": "Single-Document QA",
+            "sub_domain": "Academic",
+            "difficulty": "hard",
+            "length": "long",
+            "question": "What does the document say?",
+            **{f"choice_{c}": f"option {c}" for c in "ABCD"},
+            "answer": "C",
+            "context": document,
+        }
+        for i, document in enumerate(TABBED_DOCUMENTS)
+    ]
+    (tmp_path / "longbench_v2" / "data.json").write_text(json.dumps(rows))
+    loaded = get_benchmark("longbench_v2").load(tmp_path)
+    assert [i.id for i in loaded.items] == ["doc-0", "doc-1", "doc-2", "doc-3"]
+    assert all(d in i.problem for d, i in zip(TABBED_DOCUMENTS, loaded.items, strict=True))
+    assert "corrupted_escapes" not in loaded.source and "skipped" not in loaded.source
+    assert "warning" not in capsys.readouterr().err
+
+
+def write_v1(root, name, rows=2):
+    root.mkdir(parents=True, exist_ok=True)
+    qa = [
+        {"_id": f"{name}-{i}", "input": f"Who {i}?", "context": "Passage 1:\n\ttext", "answers": ["Ada"]}
+        for i in range(rows)
+    ]
+    (root / f"{name}.jsonl").write_text("\n".join(map(json.dumps, qa)) + "\n")
+
+
+@pytest.mark.parametrize("name", ["hotpotqa", "2wikimqa", "musique"])
+@pytest.mark.parametrize("layout", ["data", "own"])
+def test_longbench_v1_reads_the_unzipped_data_zip_and_its_own_folder(tmp_path, name, layout):
+    folder = tmp_path / ("data" if layout == "data" else name)  # data.zip holds data/<name>.jsonl
+    write_v1(folder, name)
+    write_v1(tmp_path / "data", "other")  # the zip's other sets beside it are not read
+    loaded = get_benchmark(name).load(tmp_path)
+    assert [i.id for i in loaded.items] == [f"{name}-0", f"{name}-1"]
+    assert loaded.source["dir"] == str(folder)
+    assert [f["path"] for f in loaded.source["files"]] == [f"{name}.jsonl"]
+
+
+def write_official_frames(path, header_only_links=True):
+    """Google's release: questions, answers and links to Wikipedia, tab-separated, no articles."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    links = [f"wikipedia_link_{i}" for i in range(1, 11)] + ["wikipedia_link_11+"]
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f, delimiter="\t")
+        writer.writerow(["Prompt", "Answer", *links, "reasoning_types"])
+        writer.writerow(
+            ["Which year?", "1912", "https://en.wikipedia.org/wiki/Titanic", *[""] * 10, "Temporal"]
+        )
+
+
+def test_frames_official_release_is_refused_naming_the_copy_needed(tmp_path):
+    write_official_frames(tmp_path / "frames" / "test.tsv")
+    with pytest.raises(HarnessError) as refused:
+        get_benchmark("frames").load(tmp_path)
+    message = str(refused.value)
+    assert message.startswith(f"{tmp_path / 'frames' / 'test.tsv'}:1: this is the official Frames release ")
+    assert "(google/frames-benchmark's test.tsv): questions with links to Wikipedia, without the" in message
+    assert "needs the copy with the articles: Tongyi-Zhiwen/frames test.jsonl (field wiki_items)" in message
+    assert "missing field" not in message
+    # the same rows converted to JSON Lines are recognised too
+    row = {"Prompt": "Which year?", "Answer": "1912", "wikipedia_link_1": "https://en.wikipedia.org/wiki/T"}
+    (tmp_path / "frames" / "test.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(HarnessError, match=r"test.jsonl:1: this is the official Frames release"):
+        get_benchmark("frames").load(tmp_path)
 
 
 def test_docmath_rejects_a_non_numeric_answer(tmp_path):
