@@ -13,7 +13,7 @@ from harness.data import read_rows, sha256_file
 from harness.records import generation_record
 from harness.runinfo import machine, packages, stable_hash
 from harness.scoring.judge import JudgeConfig
-from harness.stages.plan import judge_record, sandbox_record, scorer_name, scoring_config
+from harness.stages.plan import extra_config, judge_record, sandbox_record, scorer_name, scoring_config
 from harness.stages.score import score_run
 from harness.store import GENERATIONS, RunDir
 
@@ -80,6 +80,7 @@ def import_generations(
         "generations_sha256": sha256_file(file),
         "scorers": scorers,
         "dataset_hashes": {bench.name: loaded.source["content_hash"]},
+        **extra_config([bench], scoring.upstream_compat),  # the benchmark's own pass@k, as eval's
         **scoring_config(scoring, judge, scorers, getattr(bench, "include_path", None)),
     }
     run_info = {

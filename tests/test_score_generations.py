@@ -1,10 +1,23 @@
 """`harness score --generations`: generations made by another tool, scored into a run directory."""
 
 import json
+from math import comb
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from helpers import run_cli
+
+from benchmarks import BENCHMARKS
+from harness.backends import EngineConfig
+from harness.config import EvalConfig, SamplingOverrides, ScoringConfig
+from harness.external import import_generations
+from harness.metrics import k_values
+from harness.records import generation_record
+from harness.runinfo import stable_hash
+from harness.stages.plan import plan
+from harness.stages.score import score_run
+from harness.store import GENERATIONS, RUN, RunDir
 
 R1_STYLE = (
     "<think>\nLet me compute. Maybe \\boxed{205}? No, recheck: 9/s + t = 4 ...\n</think>\n\n"
@@ -103,3 +116,119 @@ def test_unknown_item_is_reported_with_its_line(tmp_path, shared_data):
     )  # fmt: skip
     assert done.returncode == 2
     assert "g.jsonl:2: item_id '999' is not in aime24" in done.stderr.replace("\n", "")
+
+
+def test_run_json_names_the_local_copy_it_read(scored, shared_data):
+    """Scored with --data-dir: run.json says the data was a local folder, which files, and their hashes."""
+    source = json.loads((scored / "run.json").read_text())["datasets"]["aime24"]
+    assert source["kind"] == "local"
+    assert source["dir"] == str(shared_data / "aime24")
+    # the sha256 shared/data/SOURCES.md publishes for its aime24/test.jsonl
+    sha256 = "af2b8bd2aa911b6333ad0df32f3ca05c7ae8ed10f1731f4372c8ae26990bf7ac"
+    assert source["files"] == [{"path": "test.jsonl", "sha256": sha256}]
+    assert not {"repo", "revision", "laid_out_as"} & set(source)  # nothing suggests the Hub
+
+
+# pass@k: every path into results.json reports the benchmark's own k values
+
+EXTRA_K = [b for b in BENCHMARKS.values() if b.pass_k]
+
+
+def _answers(item, n: int) -> tuple[list[str], int]:
+    """n answers to `item` and how many are right: three where the gold says how (CRUXEval)."""
+    gold = json.loads(item.answer) if item.answer.startswith("{") else {}
+    if gold.get("kind") == "cruxeval":
+        right = f"[ANSWER]\nassert f({gold['input']}) == {gold['output']}\n[/ANSWER]"
+        return [right] * 3 + ["[ANSWER]\nassert f(0) == 0\n[/ANSWER]"] * (n - 3), 3
+    return ["I do not know."] * n, 0
+
+
+def test_the_filter_finds_the_benchmarks_with_their_own_k():
+    assert {b.name: b.pass_k for b in EXTRA_K if b.name.startswith("cruxeval")} == {
+        "cruxeval_i": (5,),
+        "cruxeval_i_cot": (5,),
+        "cruxeval_o": (5,),
+        "cruxeval_o_cot": (5,),
+    }
+
+
+@pytest.mark.parametrize("bench", EXTRA_K, ids=lambda b: b.name)
+def test_every_path_reports_the_benchmarks_own_pass_k(bench, shared_data, tmp_path):
+    """eval, score --generations (published generations), and score RUN of a run recorded before the k
+    values were: the same metrics, the benchmark's own pass@k among them."""
+    n = bench.sampling.n  # the benchmark's default samples (CRUXEval: 10, the published generations')
+    assert max(bench.pass_k) <= n
+    items = bench.load(shared_data).items[:2]
+    answers = {items[0].id: _answers(items[0], n), items[1].id: (["no answer"] * n, 0)}
+    rows = [
+        {"item_id": item_id, "sample_idx": k, "text": text}
+        for item_id, (texts, _) in answers.items()
+        for k, text in enumerate(texts)
+    ]
+    generations = write(tmp_path / "gens.jsonl", rows)
+
+    external = tmp_path / "external"
+    scored = import_generations(
+        generations, bench.name, external, data_dir=shared_data, scoring=ScoringConfig()
+    )
+    planned = plan(
+        EvalConfig(
+            benchmarks=(bench.name,),
+            engine=EngineConfig("m"),
+            sampling=SamplingOverrides(n=n),
+            limit=2,
+            data_dir=shared_data,
+        )
+    )
+    run = RunDir(tmp_path / "eval")
+    with run.locked():
+        run.start(planned.run_info)
+        run.append(
+            GENERATIONS,
+            [generation_record(bench.name, r["item_id"], r["sample_idx"], r["text"]) for r in rows],
+        )
+        evaluated = score_run(run, planned=[(r.benchmark, r.item_id, r.sample_idx) for r in planned.requests])
+    info = json.loads((external / RUN).read_text())
+    assert (
+        info["config"]["pass_k"] == planned.run_info["config"]["pass_k"] == {bench.name: list(bench.pass_k)}
+    )
+    del info["config"]["pass_k"]  # as `score --generations` recorded it before
+    info["config_hash"] = stable_hash(info["config"])
+    (external / RUN).write_text(json.dumps(info))
+    with RunDir(external).locked():  # `harness score RUN`
+        rescored = score_run(RunDir(external), force=True)
+    assert json.loads((external / RUN).read_text())["config"]["pass_k"] == {bench.name: list(bench.pass_k)}
+    # the upgraded run is the one `score --generations` makes now: the same command resumes it
+    again = import_generations(
+        generations, bench.name, external, data_dir=shared_data, scoring=ScoringConfig()
+    )
+
+    def pass_k(results):
+        return {m: v for m, v in results[bench.name].items() if m.startswith("pass@")}
+
+    ks = sorted({*k_values(n), *bench.pass_k})  # CRUXEval: 1, 2, 4, 5, 8, 10
+    assert sorted(int(m[5:]) for m in pass_k(evaluated)) == ks
+    for results in (scored, rescored, again):
+        assert set(results[bench.name]) == set(evaluated[bench.name])
+        assert pass_k(results) == pytest.approx(pass_k(evaluated))
+    for k in bench.pass_k:
+        expected = sum(1 - comb(n - c, k) / comb(n, k) for _, c in answers.values()) / len(answers)
+        assert scored[bench.name][f"pass@{k}"] == pytest.approx(expected)
+
+
+def test_training_evaluates_through_eval(monkeypatch, tmp_path):
+    """Training's evaluations are `harness eval` runs, so they plan the same k values as eval."""
+    import trainers.run as training
+    from trainers.config import TrainConfig
+
+    commands = []
+    monkeypatch.setattr(
+        training.subprocess,
+        "run",
+        lambda command, **kw: commands.append(command) or SimpleNamespace(returncode=0),
+    )
+    config = TrainConfig(
+        method="grpo", model="m", dataset="d", out=str(tmp_path), eval_benchmarks=("cruxeval_o",)
+    )
+    training.evaluate_checkpoint(config, "ckpt", tmp_path / "evals" / "step-0")
+    assert commands[0][1:6] == ["-m", "harness", "eval", "--benchmarks", "cruxeval_o"]

@@ -199,10 +199,18 @@ def scoring_config(
     return extra
 
 
+def reported_pass_k(benchmarks: list) -> dict[str, list[int]]:
+    """The pass@k values each benchmark reports besides 1, 2, 4, ..., n (its `pass_k`: CRUXEval's
+    pass@5), as a run's config records them for aggregation. The one place they are decided: `eval`
+    (and so training's evaluations, which run it), `score --generations` and the rescore of a run
+    recorded without them all take them from here, so every path writes the same metrics."""
+    return {b.name: list(b.pass_k) for b in benchmarks if b.pass_k}
+
+
 def extra_config(benchmarks: list, upstream_compat: bool) -> dict[str, Any]:
     """Config entries only some runs have (absent otherwise, so older runs keep their hashes)."""
     extra: dict[str, Any] = {}
-    pass_k = {b.name: list(b.pass_k) for b in benchmarks if b.pass_k}
+    pass_k = reported_pass_k(benchmarks)
     if pass_k:
         extra["pass_k"] = pass_k
     if upstream_compat:

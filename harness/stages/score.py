@@ -187,6 +187,7 @@ def score_run(
     scorers = make_scorers(info, timeout=timeout, workers=workers, judge_settings=judge_settings)
     versions = {b: s.version for b, s in scorers.items()}
     _record_sandbox(run, info, scorers)
+    _record_pass_k(run, info)
     generations = _unique(run.records(GENERATIONS))
     _check_items(run, info, generations)
     earlier = {record_key(r): r["details"] for r in run.records(SCORES)}
@@ -226,6 +227,24 @@ def _record_sandbox(run: RunDir, info: dict, scorers: dict[str, Scorer]) -> None
         if info.get("sandbox") != facts:
             info["sandbox"] = facts
             run.write_json(RUN, info)
+
+
+def _record_pass_k(run: RunDir, info: dict) -> None:
+    """A run recorded without its benchmarks' own pass@k values (`score --generations` before they were
+    recorded) gets them in its config, so its results have the metrics an eval of them has."""
+    from benchmarks import BENCHMARKS
+    from harness.runinfo import stable_hash
+    from harness.stages.plan import reported_pass_k
+
+    config = info["config"]
+    recorded = config.get("pass_k", {})
+    missing = reported_pass_k(
+        [BENCHMARKS[b] for b in config["benchmarks"] if b in BENCHMARKS and b not in recorded]
+    )
+    if missing:
+        config["pass_k"] = {**recorded, **missing}
+        info["config_hash"] = stable_hash(config)
+        run.write_json(RUN, info)
 
 
 def _check_items(run: RunDir, info: dict, generations: list[dict]) -> None:
