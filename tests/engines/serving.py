@@ -1,6 +1,7 @@
 """Prompts, engine options, `harness eval` runs and `vllm serve` shared by the real-engine tests."""
 
 import ctypes
+import os
 import signal
 import socket
 import subprocess
@@ -57,7 +58,7 @@ def start_server(model, port: int, log) -> subprocess.Popen:
         proc = subprocess.Popen(
             [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
              "--host", "127.0.0.1", "--port", str(port), "--no-enable-chunked-prefill", *VLLM_OPTIONS],
-            stdout=sink, stderr=subprocess.STDOUT, preexec_fn=end_with_parent,
+            stdout=sink, stderr=subprocess.STDOUT, preexec_fn=end_with_parent, start_new_session=True,
         )  # fmt: skip
     deadline = time.monotonic() + 300
     while True:
@@ -69,7 +70,7 @@ def start_server(model, port: int, log) -> subprocess.Popen:
         except httpx.TransportError:
             pass
         if time.monotonic() > deadline:
-            proc.kill()
+            kill_server(proc)
             pytest.fail(f"vllm serve did not come up in 300 s:\n{log.read_text()[-3000:]}")
         time.sleep(0.5)
 
@@ -79,5 +80,15 @@ def stop_server(proc: subprocess.Popen) -> None:
     try:
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        pass
+    kill_server(proc)
+
+
+def kill_server(proc: subprocess.Popen) -> None:
+    """SIGKILL to the server's whole process group: the API server and its engine process, which a
+    SIGKILL of the API server alone would leave running."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fault_proxy import FaultProxy
 from helpers import run_cli
-from serving import eval_args, free_port, same_files, start_server, stop_server
+from serving import eval_args, free_port, kill_server, same_files, start_server, stop_server
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +96,7 @@ def test_a_real_server_restart_is_waited_out(served, tiny_model, shared_data, tm
         deadline = time.monotonic() + 120
         while lines(out / "generations.jsonl") < 3 and run.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        server.kill()
-        server.wait()
+        kill_server(server)
         written = lines(out / "generations.jsonl")
         assert 0 < written < 18, "the run must be under way when the server dies"
         server = start_server(tiny_model, port, log)
