@@ -717,6 +717,33 @@ def test_without_bwrap_facts_warn_and_workdir_is_removed(unisolated):
     assert run_tests("def f():\n    return 2\n", "assert f() == 2\n", LIMITS).status == "pass"
 
 
+PACKAGE_PROBE = (
+    "import numpy, sys\n"
+    "print(int(numpy.arange(5).sum()))\n"
+    "try:\n"
+    "    import yaml\n"
+    "except ImportError:\n"
+    "    print('no yaml')\n"
+    "try:\n"
+    "    open(numpy.__file__, 'a')\n"
+    "except OSError as e:\n"
+    "    print(type(e).__name__)\n"
+)
+
+
+def test_numpy_is_importable_and_read_only_but_nothing_else_installed():
+    exit = run_program(PACKAGE_PROBE, "", LIMITS)
+    assert exit.status == "ok", exit.stderr
+    assert exit.stdout.decode().split("\n")[:2] == ["10", "no yaml"]  # pyyaml is installed here
+    assert exit.stdout.decode().split("\n")[2] in ("OSError", "PermissionError")
+
+
+def test_without_bwrap_numpy_is_importable_but_nothing_else_installed(unisolated):
+    exit = run_program(PACKAGE_PROBE.split("try:\n    open")[0], "", LIMITS)
+    assert exit.status == "ok", exit.stderr
+    assert exit.stdout.decode().split("\n")[:2] == ["10", "no yaml"]
+
+
 def test_isolated_mode_makes_no_host_workdir():
     if not isolated():
         pytest.skip("bubblewrap isolation unavailable")

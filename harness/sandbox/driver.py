@@ -1,9 +1,11 @@
 """The process that runs inside the sandbox (standard library only; started as a script).
 
 It reads one job (a JSON line) from the request pipe (its fd number is argv[1]), lowers its own
-resource limits (hard limits, which the code it then runs cannot raise again), and runs the job:
+resource limits (hard limits, which the code it then runs cannot raise again), puts the job's
+`packages` folder (read-only third-party packages such as numpy) on sys.path, and runs the job:
 
-- ``program``: the code runs as ``__main__`` with the real stdin and stdout.
+- ``program``: the code runs as ``__main__`` with the real stdin and stdout (with ``exit_ends``,
+  SystemExit ends it like a normal return).
 - ``serve``: the code is executed as a module, then requests are answered on the reply pipe
   (argv[2]): ``{"call": "f" | "Class.method", "args": [...], "kwargs": {...}}`` (with
   ``"not_none": true``, a non-bool result is sent as ``result is not None``; with
@@ -58,9 +60,15 @@ def write_line(stream, message):
     stream.flush()
 
 
-def run_program(code):
+def run_program(code, exit_ends):
+    """Run the code as __main__; with `exit_ends`, SystemExit (exit(), sys.exit(1)) just ends it, as
+    LiveCodeBench's runner treats it: the output written so far is the answer."""
     namespace = {"__name__": "__main__", "__builtins__": builtins}
-    exec(compile(code, "<solution>", "exec"), namespace)
+    try:
+        exec(compile(code, "<solution>", "exec"), namespace)
+    except SystemExit:
+        if not exit_ends:
+            raise
 
 
 def load(code):
@@ -178,11 +186,13 @@ def main():
     replies = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
     job = read_line(requests)
     set_limits(job["limits"])
+    if job.get("packages"):
+        sys.path.append(job["packages"])
     sys.setrecursionlimit(max(sys.getrecursionlimit(), job.get("recursion_limit", 10000)))
     if job["mode"] == "program":
         requests.close()
         replies.close()
-        run_program(job["code"])
+        run_program(job["code"], job.get("exit_ends", False))
     elif job["mode"] == "serve":
         serve(job["code"], requests, replies)
     else:

@@ -18,10 +18,14 @@ harness's own user, and `facts()` says so for the run's records.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
+import importlib.util
 import os
+import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from harness import HarnessError
@@ -29,7 +33,12 @@ from harness.sandbox import cgroup
 from harness.sandbox.limits import Limits
 
 DRIVER_DIR = Path(__file__).resolve().parent
-ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/work"}
+# one thread per numerical library, as LiveCodeBench's runner sets (and within the process limit)
+THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/work", **THREADS}
+# third-party packages sandboxed code may import (read-only), as in LiveCodeBench's grading environment
+PACKAGES = ("numpy",)
+PACKAGES_MOUNT = "/packages"
 NOBODY = "65534"
 UNSAFE = "HARNESS_UNSAFE_NO_SANDBOX"
 SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
@@ -58,6 +67,40 @@ def interpreter() -> tuple[str, tuple[str, ...]]:
     python = os.path.realpath(sys.executable)
     roots = {os.path.realpath(sys.base_prefix), str(Path(python).parent.parent)}
     return python, tuple(sorted(r for r in roots if not r.startswith("/usr/")))
+
+
+@functools.cache
+def package_dirs() -> tuple[Path, ...]:
+    """The folders of `PACKAGES` as installed with the harness, with their bundled libraries
+    (numpy.libs); a package that is not installed is left out."""
+    found: list[Path] = []
+    for name in PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        folder = Path(spec.submodule_search_locations[0]).resolve()
+        found += [folder] + [p for p in (folder.parent / f"{name}.libs",) if p.is_dir()]
+    return tuple(found)
+
+
+def _package_mounts() -> list[str]:
+    """`PACKAGES` read-only under /packages, which nobody may list (bwrap's own dirs are 0700)."""
+    mounts = [x for d in package_dirs() for x in ("--ro-bind", str(d), f"{PACKAGES_MOUNT}/{d.name}")]
+    return ["--perms", "0755", "--dir", PACKAGES_MOUNT, *mounts] if mounts else []
+
+
+def packages_path() -> str:
+    """Where sandboxed code finds `PACKAGES`: the read-only mount, or without isolation a folder of
+    links to them (so the rest of the harness's environment stays out of reach of imports)."""
+    return PACKAGES_MOUNT if isolated() else _linked_packages()
+
+
+@functools.cache
+def _linked_packages() -> str:
+    folder = Path(tempfile.mkdtemp(prefix=f"harness-sandbox-{os.getpid()}-packages-"))
+    for target in package_dirs():
+        (folder / target.name).symlink_to(target)
+    return str(folder)
 
 
 def _system_dirs() -> list[str]:
@@ -89,7 +132,7 @@ def _as_root(bwrap: str, setpriv: str, limits: Limits) -> list[str]:
         argv += ["--ro-bind", root, root]
     if not bwrap.startswith("/usr/"):
         argv += ["--ro-bind", bwrap, bwrap]
-    argv += ["--ro-bind", str(DRIVER_DIR), "/sandbox", "--proc", "/proc", "--dev", "/dev"]
+    argv += ["--ro-bind", str(DRIVER_DIR), "/sandbox", *_package_mounts(), "--proc", "/proc", "--dev", "/dev"]
     argv += ["--dir", "/work", "--dir", "/tmp", "--clearenv"]
     argv += [x for k, v in ENV.items() for x in ("--setenv", k, v)]
     argv += ["--", setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
@@ -118,7 +161,8 @@ def _as_user(bwrap: str, limits: Limits) -> list[str]:
     argv += ["--hostname", "sandbox", *_system_dirs()]
     for root in interpreter()[1]:
         argv += ["--ro-bind", root, root]
-    argv += ["--ro-bind", str(DRIVER_DIR), "/sandbox", "--proc", "/proc", "--remount-ro", "/proc"]
+    argv += ["--ro-bind", str(DRIVER_DIR), "/sandbox", *_package_mounts()]
+    argv += ["--proc", "/proc", "--remount-ro", "/proc"]
     argv += ["--dev", "/dev", "--clearenv"] + [x for k, v in ENV.items() for x in ("--setenv", k, v)]
     return argv + _code(limits)
 
@@ -187,7 +231,15 @@ def facts() -> dict[str, object]:
             "unsafe_opt_in": unsafe_opt_in(),
             "warning": f"NO ISOLATION: {problem}; code runs under rlimits only",
         }
-    return {**isolation, "cgroup": version or f"unavailable ({why}); processes and memory bounded by rlimits"}
+    environment = {"python": platform.python_version(), "packages": _package_versions()}
+    cgroup_fact = version or f"unavailable ({why}); processes and memory bounded by rlimits"
+    return {**isolation, "cgroup": cgroup_fact, **environment}
+
+
+def _package_versions() -> dict[str, str]:
+    """The version of each of `PACKAGES` sandboxed code can import."""
+    names = {d.name for d in package_dirs()}
+    return {name: importlib.metadata.version(name) for name in PACKAGES if name in names}
 
 
 @functools.cache

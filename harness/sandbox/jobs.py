@@ -40,9 +40,10 @@ def failed(exit: Exit, fallback: str) -> Verdict:
     return Verdict("error", exit.reason or fallback)
 
 
-def run_program(code: str, stdin: str, limits: Limits) -> Exit:
-    """Run `code` as __main__ with `stdin`; the Exit holds its stdout."""
-    proc = Proc({"mode": "program", "code": code}, limits, stdin=stdin.encode())
+def run_program(code: str, stdin: str, limits: Limits, exit_ends: bool = False) -> Exit:
+    """Run `code` as __main__ with `stdin`; the Exit holds its stdout. With `exit_ends`, a SystemExit
+    of any code ends the program normally (LiveCodeBench's rule)."""
+    proc = Proc({"mode": "program", "code": code, "exit_ends": exit_ends}, limits, stdin=stdin.encode())
     return proc.wait(time.monotonic() + limits.wall)
 
 

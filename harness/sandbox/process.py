@@ -107,7 +107,7 @@ class Proc:
             self._selector.register(fd, selectors.EVENT_WRITE)
         if not stdin:
             self._close_output(self.popen.stdin.fileno())
-        self.send({**job, "limits": limits.for_driver()})
+        self.send({**job, "limits": limits.for_driver(), "packages": isolation.packages_path()})
 
     def _workdir(self) -> str:
         self.tempdir = tempfile.TemporaryDirectory(prefix=f"harness-sandbox-{os.getpid()}-")
