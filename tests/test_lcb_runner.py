@@ -83,6 +83,12 @@ class Solution:
         return int(np.dot(np.array(a), np.array(b)))
 ```"""
 
+NUMPY_HOG = """```python
+import numpy as np
+block = np.ones(2**33, dtype=np.uint8)  # 8 GiB, over the 4 GiB cap
+print(int(block[0]))
+```"""
+
 BUSY = """```python
 import time
 class Solution:
@@ -125,6 +131,7 @@ CASES = [
     ("call_numpy", CALL_NUMPY, DOT_GOLD, "pass", None),
     ("three_tests_of_2.5s", BUSY, functional("wait", [([2.5], 1)] * 3), "pass", None),
     ("a_test_over_its_limit", BUSY, functional("wait", [([0.1], 1), ([7.0], 1)]), "timeout", 1),
+    ("numpy_over_the_memory_cap", NUMPY_HOG, stdin([("\n", "1\n")]), "memory", 0),
     ("empty_code_block", "```python\n```", TOP_K_GOLD, "fail", None),
     ("no_code_block", "I would use a heap.", TOP_K_GOLD, "fail", None),
 ]
