@@ -1,0 +1,10 @@
+"""SPELL's training corpus: document clusters per task (spell.md §2).
+
+`dataset` is the on-disk format (clusters.jsonl + manifest.json) and its reader `load_clusters`; `build`
+makes it (`harness corpus spell`) from Ultra-FineWeb and DocMath-Eval, or with `--synthetic` from the
+small offline corpus of `synthetic`. Only `dataset` is imported here: building needs the `corpus` extra.
+"""
+
+from trainers.methods.spell.corpus.dataset import TASKS, Cluster, load_clusters, write_dataset
+
+__all__ = ["TASKS", "Cluster", "load_clusters", "write_dataset"]
