@@ -151,6 +151,38 @@ def test_the_command_rebuilds_the_same_bytes_with_the_same_seed(built, tmp_path)
         assert (tmp_path / name).read_bytes() == (out / name).read_bytes(), name
 
 
+def test_local_copies_in_data_dir_are_built_with_a_config_file(tmp_path):
+    """The non-synthetic path: sources and benchmarks read from --data-dir, settings from --config."""
+    import shutil
+
+    from benchmarks.base import PACKAGED_DIR
+
+    S.write_synthetic(tmp_path / "gen", seed=0)
+    data = tmp_path / "data"
+    (data / "ultra-fineweb").mkdir(parents=True)
+    shutil.copy(tmp_path / "gen" / S.WEB_FILE, data / "ultra-fineweb" / "part-0.jsonl")
+    shutil.copytree(tmp_path / "gen" / "docmath", data / "docmath")
+    shutil.copytree(PACKAGED_DIR / "aime24", data / "aime24")
+    config = tmp_path / "local.yaml"
+    config.write_text(
+        "docmath: {subsets: [complong, compshort], max_tokens: 500}\n"
+        "clusters: {cluster_size: 5, min_docs: 3, max_tokens: 560}\n"
+        f"decontaminate: {{benchmarks: [aime24, 'jsonl:{tmp_path / 'gen' / S.EVAL_FILE}']}}\n"
+        "tasks: {per_task: 5}\n"
+    )
+    out = tmp_path / "out"
+    args = ["corpus", "spell", "--config", str(config), "--data-dir", str(data), "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    counts = manifest(out)["counts"]
+    assert counts["web"]["decontaminated"] == 111  # the AIME 2025 copy stays: aime25 is not in the list
+    assert counts["web"]["removed"]["contaminated"]["aime24"] == 1
+    assert manifest(out)["inputs"]["web"]["path"] == str(data / "ultra-fineweb")
+    clusters = load_clusters(out)
+    assert Counter(c.task for c in clusters) == {"doc_general_qa": 5, "docmath_qa": 5, "doc_mc": 5}
+    assert {c.source for c in clusters} == {"ultra-fineweb", "docmath"}
+
+
 def test_command_errors_are_one_line_with_exit_2(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("dedup:\n  threshold: 1.5\n")

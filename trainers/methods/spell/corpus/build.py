@@ -8,6 +8,10 @@ DocMath-Eval reports -> token budget -> the same deduplication and decontaminati
 document) -> one `docmath_qa` cluster per report, whose documents are its paragraph and table chunks.
 Each task is then capped at `tasks.per_task` clusters (the paper: 2,150).
 
+Memory: the documents that pass the filter, their MinHash signatures (about 0.6 KB each) and the
+embeddings of those left (N x d float32) are held at once; the paper's scale (4M filtered documents,
+4096 dimensions) needs a machine with tens of GB.
+
 Choices the paper leaves open:
 
 * Shingles: word 5-grams of the text lowercased (NFKC) and cut into `\\w+` words, so case, punctuation
@@ -614,6 +618,82 @@ def split_tasks(n_web: int, n_docmath: int, seed: int) -> dict[str, list[int]]:
 # --- the whole pipeline -------------------------------------------------------------------------------
 
 
+def read_web(web: dict[str, Any], base: Path) -> tuple[Iterator[WebDoc], dict]:
+    if web["path"]:
+        return read_web_local(base / web["path"], web["path"], web["max_read"])
+    return read_web_hub(web["hub"], web["revision"], web["split"], web["max_read"])
+
+
+def read_docmath(docmath: dict[str, Any], base: Path) -> tuple[list[Report], dict]:
+    if docmath["path"]:
+        path = base / docmath["path"]
+        return read_docmath_local(path, docmath["path"], docmath["subsets"], docmath["split"])
+    return read_docmath_hub(docmath["hub"], docmath["revision"], docmath["subsets"], docmath["split"])
+
+
+def token_budget(
+    reports: list[Report], max_tokens: int | None, count_tokens: Callable[[str], int]
+) -> tuple[list[Report], dict[str, int]]:
+    """Reports with paragraphs and at most `max_tokens` tokens; and how many had none or more."""
+    removed = {"empty": 0, "over_max_tokens": 0}
+    kept = []
+    for report in reports:
+        if not report.paragraphs:
+            removed["empty"] += 1
+        elif max_tokens is not None and count_tokens(report.text) > max_tokens:
+            removed["over_max_tokens"] += 1
+        else:
+            kept.append(report)
+    return kept, removed
+
+
+def cluster_documents(
+    texts: list[str], clusters: dict[str, Any], embedder: dict[str, Any], seed: int, count_tokens
+) -> tuple[list[list[int]], dict[str, int], int]:
+    """Groups of document indices (each in reading order, ordered by their first document) with at least
+    `min_docs` documents and at most `max_tokens` tokens together; counts; the embedding dimension."""
+    vectors = embed(
+        texts, embedder["model"], embedder["batch_size"], embedder["device"], embedder["max_seq_length"]
+    )
+    k = clusters["n_clusters"] or max(1, round(len(texts) / clusters["cluster_size"]))
+    formed = groups(hierarchical_kmeans(vectors, k, clusters["coarse_size"], clusters["n_init"], seed))
+    counts = {"formed": len(formed), "too_small": 0, "over_max_tokens": 0, "kept": 0}
+    kept = []
+    for group in formed:
+        if len(group) < clusters["min_docs"]:
+            counts["too_small"] += 1
+        elif clusters["max_tokens"] is not None and (
+            count_tokens("\n".join(texts[i] for i in group)) > clusters["max_tokens"]
+        ):
+            counts["over_max_tokens"] += 1
+        else:
+            kept.append(group)
+    counts["kept"] = len(kept)
+    return kept, counts, int(vectors.shape[1])
+
+
+def assemble(
+    order: dict[str, list[int]],
+    web_groups: list[tuple[str, ...]],
+    reports: list[Report],
+    per_task: int | None,
+    names: tuple[str, str],
+) -> list[Cluster]:
+    """The clusters of each task in TASKS order, at most `per_task` of each; ids number the web
+    clusters and the reports in their reading order (web-00012, docmath-00003)."""
+    web_name, docmath_name = names
+    clusters = []
+    for task in ("doc_general_qa", "docmath_qa", "doc_mc"):
+        for index in order[task][:per_task]:
+            if task == "docmath_qa":
+                clusters.append(
+                    Cluster(f"docmath-{index:05d}", task, reports[index].paragraphs, docmath_name)
+                )
+            else:
+                clusters.append(Cluster(f"web-{index:05d}", task, web_groups[index], web_name))
+    return clusters
+
+
 def build(
     config: dict[str, Any], out_dir: str | Path, base: Path | None = None, extra_inputs: dict | None = None
 ) -> Path:
@@ -626,143 +706,89 @@ def build(
     count_tokens = token_counter(config["tokenizer"])
     web_cfg, docmath_cfg = config["web"], config["docmath"]
 
-    # read and filter
-    if web_cfg["path"]:
-        stream, web_inputs = read_web_local(base / web_cfg["path"], web_cfg["path"], web_cfg["max_read"])
-    else:
-        stream, web_inputs = read_web_hub(
-            web_cfg["hub"], web_cfg["revision"], web_cfg["split"], web_cfg["max_read"]
-        )
-    web, web_removed = quality_filter(
-        stream, web_cfg["min_score"], web_cfg["min_chars"], web_cfg["max_chars"]
-    )
-    console.print(f"web: read {web_removed['read']}, {len(web)} pass the quality and length filter")
-    if docmath_cfg["path"]:
-        reports, docmath_inputs = read_docmath_local(
-            base / docmath_cfg["path"], docmath_cfg["path"], docmath_cfg["subsets"], docmath_cfg["split"]
-        )
-    else:
-        reports, docmath_inputs = read_docmath_hub(
-            docmath_cfg["hub"], docmath_cfg["revision"], docmath_cfg["subsets"], docmath_cfg["split"]
-        )
+    stream, web_inputs = read_web(web_cfg, base)
+    web, web_failed = quality_filter(stream, web_cfg["min_score"], web_cfg["min_chars"], web_cfg["max_chars"])
+    web_read = web_failed.pop("read")
+    console.print(f"web: read {web_read}, {len(web)} pass the quality and length filter")
+    reports, docmath_inputs = read_docmath(docmath_cfg, base)
     docmath_read = len(reports)
-    empty = sum(not r.paragraphs for r in reports)
-    reports = [r for r in reports if r.paragraphs]
-    budget = docmath_cfg["max_tokens"]
-    over = [r for r in reports if budget is not None and count_tokens(r.text) > budget]
-    reports = [r for r in reports if r not in over]
-    console.print(f"docmath: read {docmath_read} reports, {len(reports)} within {budget} tokens")
+    reports, docmath_failed = token_budget(reports, docmath_cfg["max_tokens"], count_tokens)
+    console.print(f"docmath: read {docmath_read} reports, {len(reports)} within the token budget")
+    filtered = {"web": len(web), "docmath": len(reports)}
 
-    # deduplicate
     web_sigs = signatures((d.text for d in web), num_perm, n)
     kept, _ = deduplicate(web_sigs, threshold, num_perm)
     web, web_sigs = [web[i] for i in kept], [web_sigs[i] for i in kept]
-    web_deduplicated = len(web)
     report_sigs = signatures((r.text for r in reports), num_perm, n)
     kept, _ = deduplicate(report_sigs, threshold, num_perm)
     reports, report_sigs = [reports[i] for i in kept], [report_sigs[i] for i in kept]
-    docmath_deduplicated = len(reports)
-    console.print(f"deduplicated: {web_deduplicated} web documents, {docmath_deduplicated} reports")
+    deduplicated = {"web": len(web), "docmath": len(reports)}
+    console.print(f"deduplicated: {len(web)} web documents, {len(reports)} reports")
 
-    # decontaminate
     named, benchmark_inputs = load_benchmark_passages(
         decon["benchmarks"], decon["data_dir"], base, decon["chunk_words"], decon["min_words"]
     )
     passage_sigs = signatures((p for _, p in named), num_perm, n)
-    names = [name for name, _ in named]
-    kept, web_hits = decontaminate(web_sigs, passage_sigs, names, threshold, num_perm)
+    passage_names = [name for name, _ in named]
+    kept, web_hits = decontaminate(web_sigs, passage_sigs, passage_names, threshold, num_perm)
     web = [web[i] for i in kept]
-    kept, report_hits = decontaminate(report_sigs, passage_sigs, names, threshold, num_perm)
+    kept, report_hits = decontaminate(report_sigs, passage_sigs, passage_names, threshold, num_perm)
     reports = [reports[i] for i in kept]
     console.print(
         f"decontaminated against {len(named)} passages: {len(web)} web documents, {len(reports)} reports"
     )
+    if not web:
+        raise HarnessError("no web documents are left after filtering, deduplication and decontamination")
 
-    # embed and cluster the web documents
-    embedder = config["embedder"]
-    clusters_cfg = config["clusters"]
-    vectors = embed(
-        [d.text for d in web],
-        embedder["model"],
-        embedder["batch_size"],
-        embedder["device"],
-        embedder["max_seq_length"],
+    texts = [d.text for d in web]
+    web_groups, cluster_counts, dimension = cluster_documents(
+        texts, config["clusters"], config["embedder"], seed, count_tokens
     )
-    k = clusters_cfg["n_clusters"] or max(1, round(len(web) / clusters_cfg["cluster_size"]))
-    labels = hierarchical_kmeans(vectors, k, clusters_cfg["coarse_size"], clusters_cfg["n_init"], seed)
-    formed = groups(labels) if web else []
-    small = [g for g in formed if len(g) < clusters_cfg["min_docs"]]
-    limit = clusters_cfg["max_tokens"]
-    long = [
-        g
-        for g in formed
-        if g not in small and limit is not None and count_tokens("\n".join(web[i].text for i in g)) > limit
-    ]
-    web_groups = [g for g in formed if g not in small and g not in long]
-    console.print(f"clustered: {len(formed)} clusters, {len(web_groups)} kept")
-
-    # tasks
-    per_task = config["tasks"]["per_task"]
+    console.print(f"clustered: {cluster_counts['formed']} clusters, {cluster_counts['kept']} kept")
     order = split_tasks(len(web_groups), len(reports), seed)
-    clusters: list[Cluster] = []
-    for task in ("doc_general_qa", "docmath_qa", "doc_mc"):
-        for index in order[task][:per_task]:
-            if task == "docmath_qa":
-                report = reports[index]
-                clusters.append(Cluster(f"docmath-{index:05d}", task, report.paragraphs, docmath_cfg["name"]))
-            else:
-                documents = tuple(web[i].text for i in web_groups[index])
-                clusters.append(Cluster(f"web-{index:05d}", task, documents, web_cfg["name"]))
+    documents = [tuple(texts[i] for i in group) for group in web_groups]
+    sources = (web_cfg["name"], docmath_cfg["name"])
+    clusters = assemble(order, documents, reports, config["tasks"]["per_task"], sources)
 
     def contaminated(hits: dict[int, str]) -> dict[str, int]:
         return {b: list(hits.values()).count(b) for b in decon["benchmarks"]}
 
-    web_failed = {k: v for k, v in web_removed.items() if k != "read"}
-    web_filtered = web_removed["read"] - sum(web_failed.values())
-    docmath_filtered = docmath_read - empty - len(over)
     counts = {
         "web": {
-            "read": web_removed["read"],
-            "filtered": web_filtered,
-            "deduplicated": web_deduplicated,
+            "read": web_read,
+            "filtered": filtered["web"],
+            "deduplicated": deduplicated["web"],
             "decontaminated": len(web),
-            "clustered": sum(len(g) for g in web_groups),
-            "removed": {
-                **web_failed,
-                "near_duplicates": web_filtered - web_deduplicated,
+            "clustered": sum(map(len, web_groups)),
+            "removed": web_failed
+            | {
+                "near_duplicates": filtered["web"] - deduplicated["web"],
                 "contaminated": contaminated(web_hits),
             },
-            "clusters": {
-                "formed": len(formed),
-                "too_small": len(small),
-                "over_max_tokens": len(long),
-                "kept": len(web_groups),
-            },
+            "clusters": cluster_counts,
         },
         "docmath": {
             "read": docmath_read,
-            "filtered": docmath_filtered,
-            "deduplicated": docmath_deduplicated,
+            "filtered": filtered["docmath"],
+            "deduplicated": deduplicated["docmath"],
             "decontaminated": len(reports),
             "clustered": len(reports),
-            "removed": {
-                "empty": empty,
-                "over_max_tokens": len(over),
-                "near_duplicates": docmath_filtered - docmath_deduplicated,
+            "removed": docmath_failed
+            | {
+                "near_duplicates": filtered["docmath"] - deduplicated["docmath"],
                 "contaminated": contaminated(report_hits),
             },
         },
         "tasks_available": {task: len(order[task]) for task in order},
     }
-    location, loaded_from = embedder_location(embedder["model"])
     manifest = {
         "builder": "harness corpus spell (trainers/methods/spell/corpus/build.py)",
         "seed": seed,
         "counts": counts,
         "embedder": {
-            "model": embedder["model"],
-            "loaded_from": loaded_from,
-            "dimension": int(vectors.shape[1]),
+            "model": config["embedder"]["model"],
+            "loaded_from": embedder_location(config["embedder"]["model"])[1],
+            "dimension": dimension,
         },
         "tokenizer": config["tokenizer"] or "approximation: ceil(characters / 4)",
         "minhash": {"seed": MINHASH_SEED, "scheme": MINHASH_SCHEME, "shingles": f"word {n}-grams"},
