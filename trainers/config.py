@@ -87,6 +87,7 @@ class TrainConfig:
     vllm_server_base_url: str | None = None
     report_to: tuple[str, ...] = ("tensorboard",)  # add "wandb" to log there too
     trl: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)  # the method's own settings (SPELL's m, L, ...)
 
     def __post_init__(self) -> None:
         check(type(self), vars(self), name=str)  # named as in the config file and --set
@@ -108,6 +109,8 @@ class TrainConfig:
     def identity(self) -> dict[str, Any]:
         """What makes two runs the same run: all but where the data files and the judge server live."""
         values = {k: v for k, v in dataclasses.asdict(self).items() if k != "data_dir"}
+        if not self.options:  # runs from before methods had options keep their hash
+            del values["options"]
         if self.judge:  # who judges and how, not where or how fast it is served
             values["judge"] = {k: v for k, v in self.judge.items() if k in JUDGE_IDENTITY}
         return values
@@ -134,8 +137,9 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> TrainConfig:
     for key, value in overrides.items():
         if value is None:
             continue
-        if key.startswith("trl."):
-            values.setdefault("trl", {})[key.removeprefix("trl.")] = value
+        if key.startswith(("trl.", "options.")):
+            group, _, name = key.partition(".")
+            values.setdefault(group, {})[name] = value
         elif key == "judge":  # the command line's judge settings amend the file's
             values["judge"] = {**(values.get("judge") or {}), **value}
         else:

@@ -47,6 +47,23 @@ class Method:
 
     name = "base"
 
+    @classmethod
+    def dataset_rows(cls, config: Any) -> list[dict[str, Any]] | None:
+        """The rows TRL iterates (each with a `prompt`), or None for the config's benchmark, prompted as
+        `harness eval` prompts it."""
+        return None
+
+    @classmethod
+    def rows_per_step(cls, config: Any) -> int:
+        """Rows one process trains per step: TRL's `per_device_train_batch_size`."""
+        return config.prompts_per_step * config.num_generations
+
+    @classmethod
+    def sampler_group(cls, config: Any) -> int:
+        """TRL's `num_generations`: how many copies of a dataset row its sampler puts in a batch, which
+        must divide `rows_per_step`; `rollout` gets one row per copy group."""
+        return config.num_generations
+
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
         raise NotImplementedError
 

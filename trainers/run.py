@@ -58,6 +58,20 @@ def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
     return rows, config.scorer or bench.scorer
 
 
+def method_class(config: TrainConfig) -> type:
+    from trainers.methods import METHODS
+
+    if config.method not in METHODS:
+        raise HarnessError(f"unknown method {config.method!r}; available: {', '.join(METHODS)}")
+    return METHODS[config.method]
+
+
+def training_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str | None]:
+    """The rows TRL iterates and the reward's scorer (None for a method that scores by its own rules)."""
+    own = method_class(config).dataset_rows(config)
+    return (own, None) if own is not None else dataset_rows(config)
+
+
 def grpo_args(config: TrainConfig):
     """The `trl.GRPOConfig` this run trains with."""
     import torch
@@ -70,10 +84,11 @@ def grpo_args(config: TrainConfig):
         "use_cpu": on_cpu,
         "save_strategy": "steps",
     }
+    method = method_class(config)
     return GRPOConfig(
         output_dir=config.out,
-        per_device_train_batch_size=config.prompts_per_step * config.num_generations,
-        num_generations=config.num_generations,
+        per_device_train_batch_size=method.rows_per_step(config),
+        num_generations=method.sampler_group(config),
         max_steps=config.max_steps,
         learning_rate=config.learning_rate,
         temperature=config.temperature,
@@ -94,15 +109,13 @@ def grpo_args(config: TrainConfig):
     )
 
 
-def make_method(config: TrainConfig, scorer: str):
+def make_method(config: TrainConfig, scorer: str | None):
     from harness.scoring.judge import JudgeConfig
-    from trainers.methods import METHODS
     from trainers.rewards import ScorerReward
 
-    if config.method not in METHODS:
-        raise HarnessError(f"unknown method {config.method!r}; available: {', '.join(METHODS)}")
     judge = JudgeConfig.from_settings(config.judge) if config.judge else None
-    return METHODS[config.method].from_config(config, ScorerReward(scorer, judge=judge))
+    reward = ScorerReward(scorer, judge=judge) if scorer else None
+    return method_class(config).from_config(config, reward)
 
 
 def check_out_dir(config: TrainConfig) -> str | None:
@@ -130,7 +143,7 @@ def train(config: TrainConfig) -> Path:
     from trainers.trainer import MethodGRPOTrainer
 
     resume = check_out_dir(config)
-    rows, scorer = dataset_rows(config)
+    rows, scorer = training_rows(config)
     args = grpo_args(config)
     sandbox = code_sandbox(scorer)
     out = Path(config.out)

@@ -162,7 +162,7 @@ def test_unknown_vote_is_refused():
 def test_verifier_rewards_agree_with_the_majority():
     judgments = [YES, YES, YES, YES, YES, NO, NO, INVALID]
     assert verifier_rewards(judgments, 1) == [1.0] * 5 + [0.0, 0.0, 0.0]
-    assert verifier_rewards(judgments, 0) == [0.0] * 5 + [1.0, 1.0, 1.0]  # invalid reads as NO
+    assert verifier_rewards(judgments, 0) == [0.0] * 5 + [1.0, 1.0, 0.0]  # invalid agrees with nothing
     assert verifier_rewards(judgments, 1, invalid_reward=-1.0) == [1.0] * 5 + [0.0, 0.0, -1.0]
     assert verifier_rewards(judgments, 0, invalid_reward=-1.0) == [0.0] * 5 + [1.0, 1.0, -1.0]
     assert verifier_rewards([YES] * 8, majority([YES] * 8)) == [1.0] * 8
@@ -713,9 +713,9 @@ def test_responders_are_the_first_n_kept_groups():
     assert chosen.responders == [1, 4, 6]
     assert chosen.positives == chosen.responders
     assert all(questions[i].reward > 0 for i in chosen.positives)
-    # one negative per task: GENERAL's 0, one of MATH's 2 and 3; CHOICE has none, and as the last task
-    # its shortfall has nowhere to go
-    assert len(chosen.negatives) == 2 and chosen.negatives[0] == 0 and chosen.negatives[1] in (2, 3)
+    # one negative per task: GENERAL's 0, one of MATH's 2 and 3; CHOICE has none, so the last task's
+    # shortfall is made up from what is left (the other of 2 and 3)
+    assert chosen.negatives == [0, 2, 3]
     assert all(questions[i].reward <= 0 for i in chosen.negatives)
 
 

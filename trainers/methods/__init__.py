@@ -1,7 +1,8 @@
 """One class per training method; `METHODS` maps the `harness train METHOD` name to its class."""
 
 from trainers.methods.grpo import GRPOMethod
+from trainers.methods.spell import SpellMethod
 
-METHODS = {"grpo": GRPOMethod}
+METHODS = {"grpo": GRPOMethod, "spell": SpellMethod}
 
-__all__ = ["METHODS", "GRPOMethod"]
+__all__ = ["METHODS", "GRPOMethod", "SpellMethod"]

@@ -1,0 +1,476 @@
+"""SPELL (spell.md §1): one policy as questioner, responder and verifier over document clusters.
+
+Each step plays rounds of `questions_per_round` questions until `n` responder groups have
+0 < mean < 1 (at most `max_rounds` rounds, then an error, or with `short_batch="train"` the step
+trains on what it has). One round, batched per stage (Algorithm 1):
+
+1. questioner: a (task, cluster) drawn uniformly (task first), m new documents plus the history
+   memory's, the task's prompt (with the memory's questions as examples to surpass); one sample;
+2. its JSON parsed: a malformed proposal is a format error, an unusable one is dropped;
+3. grounding check: one responder sample with no documents; the rule crediting it means ungrounded;
+4. responder: G samples with all the cluster's documents, cut in the middle to `max_input_tokens`;
+5. verifier: V judgments of each answer the rule's extractor can read (question, that answer, the
+   reference; no documents); their strict majority;
+6. rewards: responder max(rule, majority); verifier agreement with its majority; questioner the
+   mapping of the responders' mean, -0.5 ungrounded, the format penalty malformed;
+7. the memory takes each solvable question.
+
+Then role-specific dynamic sampling picks the rows (sampling.py), and `advantages` z-scores
+responder and verifier groups and whitens the questioner rows over the batch (or per task).
+Rule scores come from the harness's scorers: cem (general QA), numeric ±0.15% (financial math),
+choice (multiple choice).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import Tensor
+
+from harness import HarnessError
+from harness.backends.chat import middle_truncate
+from harness.settings import check, setting
+from harness.thinking import prompt_opens_think
+from trainers.advantages import group_zscore, whiten_by_key
+from trainers.engine import Engine
+from trainers.method import Method
+from trainers.methods.spell import prompts
+from trainers.methods.spell.memory import Entry, HistoryMemory, questioner_documents
+from trainers.methods.spell.parsing import FORMAT_ERROR, Proposal, Rejected, parse_judgment, parse_proposal
+from trainers.methods.spell.rewards import (
+    MAPPINGS,
+    SIGMA,
+    UNGROUNDED,
+    VOTES,
+    majority,
+    questioner_reward,
+    responder_reward,
+    verifier_rewards,
+)
+from trainers.methods.spell.sampling import Judged, Question, kept, select
+from trainers.rewards import ScorerReward
+from trainers.rollout import Rollout
+
+if TYPE_CHECKING:
+    from trainers.methods.spell.corpus.dataset import Cluster
+
+RULES = {prompts.GENERAL: "cem", prompts.MATH: "numeric", prompts.CHOICE: "choice"}
+
+
+@dataclass(frozen=True)
+class SpellOptions:
+    """SPELL's own settings (`options:` in the config); defaults are the paper's (spell.md §1.11)."""
+
+    documents_per_question: int = setting(5, minimum=1)  # m, §1.4
+    memory_size: int = setting(3, minimum=0)  # L, §1.4; 0: "w/o History Memory"
+    verifier_samples: int = setting(8, minimum=1)  # judgments per answer (G), §1.6; 1: "w/o Majority Voting"
+    questions_per_round: int = setting(480, minimum=1)  # the code's generation batch, §1.3
+    max_rounds: int = setting(10, minimum=1)  # the code's cap on generation rounds, §1.3
+    short_batch: str = "error"  # after max_rounds short of n groups: "error" (the code) or "train"
+    max_input_tokens: int = setting(16384, minimum=2)  # prompts cut in the middle to this, §3.2
+    questioner_max_tokens: int | None = setting(None, minimum=1)  # default: max_completion_length
+    responder_max_tokens: int | None = setting(None, minimum=1)
+    verifier_max_tokens: int | None = setting(None, minimum=1)
+    questioner_reward: str = "gaussian"  # or Fig. 5's "azr" (1 - mean), "rzero" (1 - 2|mean - 0.5|)
+    sigma: float = setting(SIGMA, exclusive_minimum=0)  # Eq. 7; Table 3 tries 0.5/6 and 0.5/2
+    format_penalty: float = setting(-1.0, maximum=0)  # Eq. 7; 0: "w/o Format Penalty"
+    questioner_baseline: str = "batch"  # Eq. 9 as written; "task": per task, as the code (§1.9)
+    memory_push: str = "paper"  # push when 0 < mean < 1; "code": 0.01 <= mean <= 1 (§1.4)
+    vote: str = "strict"  # Eq. 4; "mode": the code's mode over YES/NO/invalid, invalid rewarded -1 (§1.6)
+    grounding_filter: bool = True  # False: "w/o Grounding Filter"
+    verifier: bool = True  # False: "w/o Verifier", the rule alone rewards responders
+    update_consistency: bool = True  # train the verifier only where its majority equals the rule (§1.8)
+    negatives_per_task: bool = True  # questioner negatives stratified by task (§1.8)
+    train_questioner: bool = True  # False: "w/o Update" of the questioner
+    train_verifier: bool = True  # False: "w/o Update" of the verifier
+
+    def __post_init__(self) -> None:
+        check(type(self), vars(self), name=lambda f: f"options.{f}")
+        for name, value, allowed in (
+            ("short_batch", self.short_batch, ("error", "train")),
+            ("questioner_reward", self.questioner_reward, MAPPINGS),
+            ("questioner_baseline", self.questioner_baseline, ("batch", "task")),
+            ("memory_push", self.memory_push, ("paper", "code")),
+            ("vote", self.vote, VOTES),
+        ):
+            if value not in allowed:
+                raise HarnessError(f"options.{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any]) -> SpellOptions:
+        unknown = sorted(set(values) - {f.name for f in fields(cls)})
+        if unknown:
+            raise HarnessError(
+                f"unknown SPELL options {unknown}; valid: {', '.join(f.name for f in fields(cls))}"
+            )
+        return cls(**values)
+
+
+@dataclass
+class _Question:
+    """One question's journey through a round."""
+
+    cluster: Cluster
+    task: str
+    documents: list[int]
+    prompt_ids: list[int]
+    completion: Any = None  # the questioner's Generation
+    parsed: Proposal | Rejected | None = None
+    ungrounded: bool = False
+    answers: list[Any] = field(default_factory=list)  # responder Generations
+    responder_prompt: list[int] = field(default_factory=list)
+    rules: list[float] = field(default_factory=list)
+    predictions: list[str | None] = field(default_factory=list)
+    # answer index -> (the verifier prompt, its generations, their parsed decisions)
+    judgments: dict[int, tuple[list[int], list[Any], list[int]]] = field(default_factory=dict)
+    votes: dict[int, int] = field(default_factory=dict)
+    responder_rewards: list[float] = field(default_factory=list)
+    reward: float | None = None
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.responder_rewards) / len(self.responder_rewards) if self.responder_rewards else None
+
+
+class SpellMethod(Method):
+    name = "spell"
+
+    def __init__(
+        self,
+        clusters: Sequence[Cluster],
+        options: SpellOptions,
+        group_size: int,
+        questions: int,
+        seed: int = 0,
+    ):
+        if not clusters:
+            raise HarnessError("the SPELL corpus has no clusters")
+        self.options, self.group_size, self.questions = options, group_size, questions
+        self.by_task: dict[str, list[Cluster]] = {}
+        for cluster in clusters:
+            self.by_task.setdefault(cluster.task, []).append(cluster)
+        self.tasks = [t for t in prompts.TASKS if t in self.by_task]
+        self.rules = {task: ScorerReward(RULES[task]) for task in self.tasks}
+        self.memory = HistoryMemory(options.memory_size, options.memory_push)
+        self.rng = random.Random(seed)
+        self._invalid_reward = (
+            -1.0 if options.vote == "mode" else 0.0
+        )  # the code's penalty goes with its vote
+        self._metrics: dict[str, float] = {}
+
+    @classmethod
+    def from_config(cls, config: Any, reward: ScorerReward | None = None) -> SpellMethod:
+        from trainers.methods.spell.corpus.dataset import load_clusters
+
+        options = SpellOptions.from_mapping(dict(config.options))
+        return cls(
+            load_clusters(config.dataset),
+            options,
+            config.num_generations,
+            config.prompts_per_step,
+            config.seed,
+        )
+
+    @classmethod
+    def rows_per_step(cls, config: Any) -> int:
+        """N(G + 2) + V * ceil(N / V): responders, questioner positives and negatives, verifiers."""
+        options = SpellOptions.from_mapping(dict(config.options))
+        n, v = config.prompts_per_step, options.verifier_samples
+        return n * (config.num_generations + 2) + v * math.ceil(n / v)
+
+    @classmethod
+    def sampler_group(cls, config: Any) -> int:
+        """The smallest divisor of the row count from 2 (TRL's minimum): rows only count the batch."""
+        rows = cls.rows_per_step(config)
+        return next(d for d in range(2, rows + 1) if rows % d == 0)
+
+    @classmethod
+    def dataset_rows(cls, config: Any) -> list[dict[str, Any]]:
+        """One row per cluster (repeated to fill a step at least): TRL iterates them to count its epochs;
+        the method draws its own questions (seeded, in its state)."""
+        from trainers.methods.spell.corpus.dataset import load_clusters
+
+        clusters = load_clusters(config.dataset)
+        rows = [{"prompt": [{"role": "user", "content": c.id}], "id": c.id, "task": c.task} for c in clusters]
+        return rows * math.ceil(cls.rows_per_step(config) / len(rows))
+
+    # --- one step ----------------------------------------------------------------------------------
+
+    def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
+        o, played, rounds = self.options, [], 0
+        while rounds < o.max_rounds and sum(kept(self._summary(q)) for q in played) < self.questions:
+            rounds += 1
+            played += self._play_round(engine)
+        survived = sum(kept(self._summary(q)) for q in played)
+        if survived < self.questions and o.short_batch == "error":
+            raise HarnessError(
+                f"SPELL: only {survived} of {self.questions} questions had responder groups with "
+                f"0 < mean < 1 after {rounds} rounds of {o.questions_per_round} questions; raise "
+                "options.max_rounds or options.questions_per_round, or set options.short_batch: train"
+            )
+        return self._batch(played, rounds)
+
+    def _play_round(self, engine: Engine) -> list[_Question]:
+        o = self.options
+        round_ = [self._draw(engine) for _ in range(o.questions_per_round)]
+        for q, gen in zip(
+            round_, _generate(engine, [q.prompt_ids for q in round_], o.questioner_max_tokens), strict=True
+        ):
+            q.completion = gen
+            q.parsed = parse_proposal(
+                engine.decode(gen.ids),
+                q.task,
+                lambda s: len(engine.tokenizer.encode(s)),
+                _opens(engine, q.prompt_ids),
+            )
+        proposed = [q for q in round_ if isinstance(q.parsed, Proposal)]
+        if o.grounding_filter and proposed:
+            blind = [self._responder_ids(engine, q, prompts.NO_DOCUMENTS) for q in proposed]
+            answers = _generate(engine, blind, o.responder_max_tokens)
+            scores = self._rule(engine, answers, proposed, blind)
+            for q, score in zip(proposed, scores, strict=True):
+                q.ungrounded = score.value >= 1.0
+        grounded = [q for q in proposed if not q.ungrounded]
+        G = self.group_size
+        for q in grounded:
+            q.responder_prompt = self._responder_ids(engine, q, "\n".join(q.cluster.documents))
+        answers = _generate(
+            engine, [q.responder_prompt for q in grounded for _ in range(G)], o.responder_max_tokens
+        )
+        for k, q in enumerate(grounded):
+            q.answers = answers[k * G : (k + 1) * G]
+            scores = self._rule(engine, q.answers, [q] * G, [q.responder_prompt] * G)
+            q.rules = [s.value for s in scores]
+            q.predictions = [s.extracted for s in scores]
+        if o.verifier:
+            self._verify(grounded, engine)
+        for q in round_:
+            self._reward(q)
+        return round_
+
+    def _draw(self, engine: Engine) -> _Question:
+        task = self.rng.choice(self.tasks)
+        cluster = self.rng.choice(self.by_task[task])
+        memory = self.memory.entries(task, cluster.id)
+        documents = questioner_documents(
+            len(cluster.documents), memory, self.options.documents_per_question, self.rng
+        )
+        letter = self.rng.choice(prompts.LETTERS) if task == prompts.CHOICE else ""
+        text = prompts.questioner_prompt(
+            task,
+            "\n".join(cluster.documents[i] for i in documents),
+            [(e.question, e.answer) for e in memory],
+            letter,
+        )
+        return _Question(cluster, task, documents, self._encode(engine, text))
+
+    def _encode(self, engine: Engine, text: str) -> list[int]:
+        return middle_truncate(
+            engine.encode([{"role": "user", "content": text}]), self.options.max_input_tokens
+        )
+
+    def _responder_ids(self, engine: Engine, q: _Question, documents: str) -> list[int]:
+        p = q.parsed
+        return self._encode(engine, prompts.responder_prompt(q.task, documents, p.question, p.options))
+
+    def _rule(
+        self,
+        engine: Engine,
+        answers: Sequence[Any],
+        questions: Sequence[_Question],
+        prompt_ids: Sequence[list[int]],
+    ) -> list[Any]:
+        """Rule scores of responder answers, each against its question's reference, by its task's scorer."""
+        texts = [engine.decode(a.ids) for a in answers]
+        out: list[Any] = [None] * len(texts)
+        for task in self.tasks:
+            idx = [i for i, q in enumerate(questions) if q.task == task]
+            if idx:
+                scores = self.rules[task].scores(
+                    [texts[i] for i in idx],
+                    [questions[i].parsed.answer for i in idx],
+                    [_opens(engine, prompt_ids[i]) for i in idx],
+                )
+                for i, s in zip(idx, scores, strict=True):
+                    out[i] = s
+        return out
+
+    def _verify(self, grounded: list[_Question], engine: Engine) -> None:
+        V, jobs = self.options.verifier_samples, []
+        for q in grounded:
+            problem = (
+                prompts.choice_problem(q.parsed.question, q.parsed.options)
+                if q.parsed.options
+                else q.parsed.question
+            )
+            for i, prediction in enumerate(q.predictions):
+                if prediction is not None:
+                    ids = self._encode(engine, prompts.verifier_prompt(problem, prediction, q.parsed.answer))
+                    jobs.append((q, i, ids))
+        gens = _generate(
+            engine, [ids for _, _, ids in jobs for _ in range(V)], self.options.verifier_max_tokens
+        )
+        for k, (q, i, ids) in enumerate(jobs):
+            mine = gens[k * V : (k + 1) * V]
+            decisions = [parse_judgment(engine.decode(g.ids), _opens(engine, ids)) for g in mine]
+            q.judgments[i] = (ids, mine, decisions)
+            q.votes[i] = majority(decisions, self.options.vote)
+
+    def _reward(self, q: _Question) -> None:
+        o = self.options
+        if isinstance(q.parsed, Rejected):
+            q.reward = o.format_penalty if q.parsed.kind == FORMAT_ERROR else None
+            return
+        if q.ungrounded:
+            q.reward = UNGROUNDED
+            return
+        q.responder_rewards = [
+            responder_reward(rule, q.votes[i]) if i in q.votes else rule for i, rule in enumerate(q.rules)
+        ]
+        q.reward = questioner_reward(q.mean, o.questioner_reward, o.sigma)
+        if self.memory.solvable(q.mean):
+            shown = (
+                prompts.choice_problem(q.parsed.question, q.parsed.options)
+                if q.parsed.options
+                else q.parsed.question
+            )
+            self.memory.push(q.task, q.cluster.id, Entry(tuple(q.documents), shown, q.parsed.answer))
+
+    def _summary(self, q: _Question) -> Question:
+        return Question(q.task, q.reward, tuple(q.responder_rewards))
+
+    # --- the batch ------------------------------------------------------------------------------------
+
+    def _batch(self, played: list[_Question], rounds: int) -> list[Rollout]:
+        o = self.options
+        judged = [
+            (k, i, Judged(k, tuple(q.judgments[i][2]), q.votes[i], q.rules[i]))
+            for k, q in enumerate(played)
+            for i in sorted(q.judgments)
+        ]
+        chosen = select(
+            [self._summary(q) for q in played],
+            [j for _, _, j in judged],
+            self.questions,
+            o.verifier_samples,
+            self.rng,
+            consistency=o.update_consistency,
+            negatives_per_task=o.negatives_per_task,
+        )
+        out: list[Rollout] = []
+        if o.train_questioner:
+            for k in chosen.positives + chosen.negatives:
+                q = played[k]
+                out.append(
+                    self._rollout(q.prompt_ids, q.completion, "questioner", f"que-{k}", q.task, q.reward)
+                )
+        for k in chosen.responders:
+            q = played[k]
+            for i, (a, r) in enumerate(zip(q.answers, q.responder_rewards, strict=True)):
+                out.append(self._rollout(q.responder_prompt, a, "responder", f"res-{k}", q.task, r, answer=i))
+        if o.train_verifier:
+            for g in chosen.verifiers:
+                k, i, group = judged[g]
+                ids, gens, _ = played[k].judgments[i]
+                for gen, r in zip(
+                    gens, verifier_rewards(group.judgments, group.vote, self._invalid_reward), strict=True
+                ):
+                    out.append(self._rollout(ids, gen, "verifier", f"ver-{k}-{i}", played[k].task, r))
+        self._metrics = self._step_metrics(played, judged, chosen, rounds)
+        if not out:  # nothing survived: the step trains an all-padded batch
+            q = played[0]
+            out.append(
+                self._rollout(q.prompt_ids, q.completion, "questioner", "que-0", q.task, 0.0, trainable=False)
+            )
+        return out
+
+    def _rollout(self, prompt_ids, gen, role, group, task, reward, trainable=True, **meta) -> Rollout:
+        return Rollout(
+            prompt_ids=list(prompt_ids),
+            completion_ids=list(gen.ids),
+            role=role,
+            group=group,
+            task=task,
+            finish_reason=gen.finish_reason,
+            sampling_logprobs=list(gen.logprobs),
+            trainable=trainable,
+            meta={"reward": float(reward), **meta},
+        )
+
+    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
+        return torch.tensor([r.meta["reward"] for r in rollouts], dtype=torch.float32)
+
+    def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
+        out = torch.zeros_like(rewards)
+        grouped = [i for i, r in enumerate(rollouts) if r.role != "questioner"]
+        if grouped:
+            out[grouped] = group_zscore(
+                rewards[grouped], [rollouts[i].group for i in grouped], eps=1e-6
+            ).values
+        asked = [i for i, r in enumerate(rollouts) if r.role == "questioner" and r.trainable]
+        if asked:
+            keys = [rollouts[i].task for i in asked] if self.options.questioner_baseline == "task" else None
+            out[asked] = whiten_by_key(rewards[asked], keys, eps=1e-6).values
+        return out
+
+    def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
+        return dict(self._metrics)
+
+    def _step_metrics(self, played, judged, chosen, rounds) -> dict[str, float]:
+        n = len(played)
+        parsed = [q.parsed for q in played]
+        answered = [q for q in played if q.responder_rewards]
+        means = [q.mean for q in answered]
+        solvable = Counter(q.task for q in answered if 0 < q.mean < 1)
+        voted = [j for _, _, j in judged if j.vote >= 0]
+        out = {
+            "spell/questions": float(n),
+            "spell/refill_rounds": float(rounds),
+            "spell/questioner/format_error_rate": sum(
+                isinstance(p, Rejected) and p.kind == FORMAT_ERROR for p in parsed
+            )
+            / n,
+            "spell/questioner/dropped_rate": sum(
+                isinstance(p, Rejected) and p.kind != FORMAT_ERROR for p in parsed
+            )
+            / n,
+            "spell/questioner/ungrounded_rate": sum(q.ungrounded for q in played) / n,
+            "spell/responder/mean_all_wrong": sum(m == 0 for m in means) / max(1, len(means)),
+            "spell/responder/mean_mixed": sum(0 < m < 1 for m in means) / max(1, len(means)),
+            "spell/responder/mean_all_right": sum(m == 1 for m in means) / max(1, len(means)),
+            "spell/verifier/rule_disagreement": sum(float(j.vote) != j.rule for j in voted)
+            / max(1, len(voted)),
+            "spell/memory/size": float(len(self.memory)),
+            "spell/batch/responder_groups": float(len(chosen.responders)),
+            "spell/batch/questioner_positives": float(len(chosen.positives)),
+            "spell/batch/questioner_negatives": float(len(chosen.negatives)),
+            "spell/batch/verifier_groups": float(len(chosen.verifiers)),
+        }
+        for task in self.tasks:
+            out[f"spell/solvable/{task}"] = solvable[task] / max(1, sum(solvable.values()))
+        return out
+
+    # --- state ----------------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"memory": self.memory.state_dict(), "rng": self.rng.getstate()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.memory.load_state_dict(state["memory"])
+        self.rng.setstate(state["rng"])
+
+
+def _opens(engine: Engine, prompt_ids: list[int]) -> bool:
+    """Whether the prompt leaves a think block open, so the completion's answer follows its `</think>`."""
+    return prompt_opens_think(engine.tokenizer.decode(prompt_ids))
+
+
+def _generate(engine: Engine, prompt_ids: list[list[int]], max_tokens: int | None) -> list[Any]:
+    """The engine's generations, skipping the call when a stage has nothing to generate."""
+    return engine.generate(prompt_ids, max_tokens) if prompt_ids else []
