@@ -16,6 +16,7 @@ from typing import Any
 
 from torch import Tensor
 
+from harness import HarnessError
 from trainers.engine import Engine
 from trainers.rollout import Rollout
 
@@ -52,6 +53,15 @@ class Method:
         """The rows TRL iterates (each with a `prompt`), or None for the config's benchmark, prompted as
         `harness eval` prompts it."""
         return None
+
+    @classmethod
+    def resolved_options(cls, config: Any) -> dict[str, Any]:
+        """The method's own settings with their defaults filled in (`--dry-run` prints them)."""
+        if config.options:
+            raise HarnessError(
+                f"method {cls.name!r} has no options, but the config sets {sorted(config.options)}"
+            )
+        return {}
 
     @classmethod
     def rows_per_step(cls, config: Any) -> int:

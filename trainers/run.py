@@ -142,6 +142,7 @@ def train(config: TrainConfig) -> Path:
 
     from trainers.trainer import MethodGRPOTrainer
 
+    method_class(config).resolved_options(config)  # a bad option stops the run before anything loads
     resume = check_out_dir(config)
     rows, scorer = training_rows(config)
     args = grpo_args(config)
@@ -273,4 +274,10 @@ def describe(config: TrainConfig) -> dict[str, Any]:
         "deepspeed",
         "report_to",
     )
-    return {"config": asdict(config), "hash": config.hash, "trl": {k: getattr(args, k) for k in keys}}
+    options = method_class(config).resolved_options(config)
+    return {
+        "config": asdict(config),
+        "hash": config.hash,
+        "options": options,
+        "trl": {k: getattr(args, k) for k in keys},
+    }

@@ -23,11 +23,13 @@ choice (multiple choice).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
+import time
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -163,6 +165,7 @@ class SpellMethod(Method):
             -1.0 if options.vote == "mode" else 0.0
         )  # the code's penalty goes with its vote
         self._metrics: dict[str, float] = {}
+        self._seconds: Counter[str] = Counter()
 
     @classmethod
     def from_config(cls, config: Any, reward: ScorerReward | None = None) -> SpellMethod:
@@ -176,6 +179,10 @@ class SpellMethod(Method):
             config.prompts_per_step,
             config.seed,
         )
+
+    @classmethod
+    def resolved_options(cls, config: Any) -> dict[str, Any]:
+        return asdict(SpellOptions.from_mapping(dict(config.options)))
 
     @classmethod
     def rows_per_step(cls, config: Any) -> int:
@@ -204,6 +211,7 @@ class SpellMethod(Method):
 
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
         o, played, rounds = self.options, [], 0
+        self._seconds.clear()
         while rounds < o.max_rounds and sum(kept(self._summary(q)) for q in played) < self.questions:
             rounds += 1
             played += self._play_round(engine)
@@ -217,11 +225,11 @@ class SpellMethod(Method):
         return self._batch(played, rounds)
 
     def _play_round(self, engine: Engine) -> list[_Question]:
-        o = self.options
+        o, clock = self.options, self._clock
         round_ = [self._draw(engine) for _ in range(o.questions_per_round)]
-        for q, gen in zip(
-            round_, _generate(engine, [q.prompt_ids for q in round_], o.questioner_max_tokens), strict=True
-        ):
+        with clock("questioner"):
+            proposals = _generate(engine, [q.prompt_ids for q in round_], o.questioner_max_tokens)
+        for q, gen in zip(round_, proposals, strict=True):
             q.completion = gen
             q.parsed = parse_proposal(
                 engine.decode(gen.ids),
@@ -232,7 +240,8 @@ class SpellMethod(Method):
         proposed = [q for q in round_ if isinstance(q.parsed, Proposal)]
         if o.grounding_filter and proposed:
             blind = [self._responder_ids(engine, q, prompts.NO_DOCUMENTS) for q in proposed]
-            answers = _generate(engine, blind, o.responder_max_tokens)
+            with clock("grounding"):
+                answers = _generate(engine, blind, o.responder_max_tokens)
             scores = self._rule(engine, answers, proposed, blind)
             for q, score in zip(proposed, scores, strict=True):
                 q.ungrounded = score.value >= 1.0
@@ -240,19 +249,30 @@ class SpellMethod(Method):
         G = self.group_size
         for q in grounded:
             q.responder_prompt = self._responder_ids(engine, q, "\n".join(q.cluster.documents))
-        answers = _generate(
-            engine, [q.responder_prompt for q in grounded for _ in range(G)], o.responder_max_tokens
-        )
+        with clock("responder"):
+            answers = _generate(
+                engine, [q.responder_prompt for q in grounded for _ in range(G)], o.responder_max_tokens
+            )
         for k, q in enumerate(grounded):
             q.answers = answers[k * G : (k + 1) * G]
             scores = self._rule(engine, q.answers, [q] * G, [q.responder_prompt] * G)
             q.rules = [s.value for s in scores]
             q.predictions = [s.extracted for s in scores]
         if o.verifier:
-            self._verify(grounded, engine)
+            with clock("verifier"):
+                self._verify(grounded, engine)
         for q in round_:
             self._reward(q)
         return round_
+
+    @contextlib.contextmanager
+    def _clock(self, stage: str) -> Iterator[None]:
+        """Adds the time spent in `stage` to this step's `spell/seconds/<stage>` (the paper's Fig. 7)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._seconds[stage] += time.perf_counter() - start
 
     def _draw(self, engine: Engine) -> _Question:
         task = self.rng.choice(self.tasks)
@@ -385,8 +405,11 @@ class SpellMethod(Method):
         self._metrics = self._step_metrics(played, judged, chosen, rounds)
         if not out:  # nothing survived: the step trains an all-padded batch
             q = played[0]
+            reward = 0.0 if q.reward is None else q.reward
             out.append(
-                self._rollout(q.prompt_ids, q.completion, "questioner", "que-0", q.task, 0.0, trainable=False)
+                self._rollout(
+                    q.prompt_ids, q.completion, "questioner", "que-0", q.task, reward, trainable=False
+                )
             )
         return out
 
@@ -429,8 +452,10 @@ class SpellMethod(Method):
         means = [q.mean for q in answered]
         solvable = Counter(q.task for q in answered if 0 < q.mean < 1)
         voted = [j for _, _, j in judged if j.vote >= 0]
+        rewarded = [q.reward for q in played if q.reward is not None]
         out = {
             "spell/questions": float(n),
+            "spell/questioner/reward_all": sum(rewarded) / max(1, len(rewarded)),
             "spell/refill_rounds": float(rounds),
             "spell/questioner/format_error_rate": sum(
                 isinstance(p, Rejected) and p.kind == FORMAT_ERROR for p in parsed
@@ -452,6 +477,8 @@ class SpellMethod(Method):
             "spell/batch/questioner_negatives": float(len(chosen.negatives)),
             "spell/batch/verifier_groups": float(len(chosen.verifiers)),
         }
+        for stage, seconds in self._seconds.items():
+            out[f"spell/seconds/{stage}"] = seconds
         for task in self.tasks:
             out[f"spell/solvable/{task}"] = solvable[task] / max(1, sum(solvable.values()))
         return out
