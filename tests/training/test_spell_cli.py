@@ -4,25 +4,13 @@ with the shipped CPU config and corpus, its role metrics, checkpoint and method 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
-from typer.testing import CliRunner
+from test_train_cli import REPO, invoke
 
 from harness import HarnessError
-from harness.cli import app
 from trainers.callbacks import read_jsonl
-
-REPO = Path(__file__).resolve().parents[2]
-runner = CliRunner()
-
-
-def invoke(*args: str):
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result
 
 
 def test_dry_run_prints_the_papers_setup(tmp_path):
