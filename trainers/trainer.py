@@ -88,7 +88,8 @@ class MethodGRPOTrainer(GRPOTrainer):
         self._log_step(mode, rollouts, rewards, advantages)
 
         trainable = [i for i in mine if rollouts[i].trainable]
-        rows, padded = _fit_rows(trainable, len(inputs), self.state.global_step, filler=mine[0])
+        step, idle = self.state.global_step, self.args.steps_per_generation
+        rows, padded = _fit_rows(trainable, len(inputs), step, filler=mine[0], idle=idle)
         self._metrics[mode]["batch/padded_rows"].append(float(padded.sum()))
         self._metrics[mode]["batch/dropped_rows"].append(float(max(0, len(trainable) - len(inputs))))
         return self._loss_inputs([rollouts[i] for i in rows], rewards[rows], advantages[rows], padded, mode)
@@ -284,15 +285,17 @@ def method_state_path(checkpoint: str, rank: int) -> str:
     return old if not os.path.isfile(path) and os.path.isfile(old) else path
 
 
-def _fit_rows(rows: list[int], budget: int, step: int, filler: int) -> tuple[list[int], Tensor]:
+def _fit_rows(rows: list[int], budget: int, step: int, filler: int, idle: int) -> tuple[list[int], Tensor]:
     """Exactly `budget` row indices: TRL splits a generation batch evenly and drops any remainder.
 
-    Extra rows are sub-sampled (seeded by the step); missing ones repeat a row (the first of `rows`,
-    else `filler`) whose loss is then masked out (`padded`). With no trainable row the step trains on
-    nothing (AdamW's momentum still moves the weights, as in any zero-gradient step).
+    Extra rows are sub-sampled (seeded by the step); missing ones repeat the first of `rows`, with
+    their loss masked out (`padded`). With no trainable row the step trains on nothing: `idle` masked
+    copies of `filler` (one per micro-batch, so every process still joins each backward pass) rather
+    than a full batch whose gradient would be zero anyway (AdamW's momentum still moves the weights,
+    as in any zero-gradient step).
     """
     if not rows:
-        return [filler] * budget, torch.ones(budget, dtype=torch.bool)
+        return [filler] * idle, torch.ones(idle, dtype=torch.bool)
     if len(rows) > budget:
         keep = torch.randperm(len(rows), generator=torch.Generator().manual_seed(step))[:budget]
         rows = [rows[i] for i in sorted(keep.tolist())]

@@ -132,13 +132,14 @@ def test_teacher_forced_logprobs_equal_the_sampling_logprobs(plain_model, tmp_pa
 
 
 def test_fit_rows_subsamples_or_pads_to_the_budget():
-    rows, padded = _fit_rows([3, 5, 7], 5, step=0, filler=9)
+    rows, padded = _fit_rows([3, 5, 7], 5, step=0, filler=9, idle=1)
     assert rows == [3, 5, 7, 3, 3] and padded.tolist() == [False, False, False, True, True]
-    rows, padded = _fit_rows(list(range(10)), 4, step=1, filler=0)
+    rows, padded = _fit_rows(list(range(10)), 4, step=1, filler=0, idle=1)
     assert len(rows) == 4 == len(set(rows)) and rows == sorted(rows) and not padded.any()
-    assert _fit_rows(list(range(10)), 4, step=1, filler=0)[0] == rows  # seeded by the step
-    rows, padded = _fit_rows([], 3, step=0, filler=6)  # nothing trainable: a step that trains nothing
-    assert rows == [6, 6, 6] and padded.all()
+    assert _fit_rows(list(range(10)), 4, step=1, filler=0, idle=1)[0] == rows  # seeded by the step
+    # nothing trainable: one masked row per micro-batch, not a full batch of zero gradient
+    rows, padded = _fit_rows([], 6, step=0, filler=6, idle=2)
+    assert rows == [6, 6] and padded.all()
 
 
 @pytest.mark.slow
