@@ -41,6 +41,28 @@ class MetricsJsonlCallback(TrainerCallback):
             f.flush()
 
 
+class SamplesJsonlCallback(MetricsJsonlCallback):
+    """Appends the method's readable samples of each step (`Method.take_samples`, process 0's) to a
+    JSONL file as `{"step": N, ...}`, dropping lines after the resumed checkpoint as metrics.jsonl does."""
+
+    def __init__(self, path: Path, method: Any, resumed_at: int = 0):
+        super().__init__(path, resumed_at)
+        self.method = method
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if self.path.is_file():  # a method without samples leaves no file
+            super().on_train_begin(args, state, control, **kwargs)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        pass
+
+    def on_step_end(self, args, state, control, **kwargs):
+        samples = self.method.take_samples()
+        if state.is_world_process_zero:
+            for sample in samples:
+                self.append({"step": state.global_step, **sample})
+
+
 class FinalCheckpointCallback(TrainerCallback):
     """Saves a checkpoint at the last step even when it is not a multiple of save_steps."""
 

@@ -98,6 +98,11 @@ class Method:
         """Extra numbers to log for this step (e.g. buffer sizes)."""
         return {}
 
+    def take_samples(self) -> list[dict[str, Any]]:
+        """What the last rollout generated, as readable records for OUT/samples.jsonl; cleared once
+        taken (a generation batch can serve several optimizer steps)."""
+        return []
+
     def state_dict(self) -> dict[str, Any]:
         return {}
 

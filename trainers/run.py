@@ -2,7 +2,8 @@
 
 OUT holds `train.json` (the resolved config), `checkpoint-N/` (Hugging Face model folders that
 `harness eval --model` loads, with optimizer, RNG and method state for resuming), `metrics.jsonl`
-(one line per logged step), `tensorboard/`, and `evals/step-N/` (harness run directories; step-0 is
+(one line per logged step), `samples.jsonl` (what the method generated, for reading, where it
+says; `Method.take_samples`), `tensorboard/`, and `evals/step-N/` (harness run directories; step-0 is
 the initial model).
 """
 
@@ -25,6 +26,7 @@ from trainers.callbacks import (
     EvalEveryCallback,
     FinalCheckpointCallback,
     MetricsJsonlCallback,
+    SamplesJsonlCallback,
     StepLineCallback,
 )
 from trainers.config import TrainConfig
@@ -157,6 +159,7 @@ def train(config: TrainConfig) -> Path:
     method = make_method(config, scorer)
     callbacks = [
         MetricsJsonlCallback(out / "metrics.jsonl", resumed_at=_step_of(resume)),
+        SamplesJsonlCallback(out / "samples.jsonl", method, resumed_at=_step_of(resume)),
         FinalCheckpointCallback(),
     ]
     if config.eval_every:

@@ -69,6 +69,11 @@ def test_train_spell_on_the_tiny_model_with_the_cpu_config(plain_model, tmp_path
     assert step["spell/questions"] == 2 and step["spell/refill_rounds"] == 1
     # a random model writes no JSON: both questions are format errors, and nothing survives to train
     assert step["spell/questioner/format_error_rate"] == 1.0 and step["spell/questioner/reward_all"] == -1.0
+    # both questions readable in samples.jsonl: the config's prefill opens each proposal
+    samples = read_jsonl(out / "samples.jsonl")
+    assert [r["step"] for r in samples] == [1, 1]
+    assert all(r["proposal"].startswith('```json\n{"question": "') for r in samples)
+    assert all(r["parsed"]["rejected"] == "format" and r["reward"] == -1.0 for r in samples)
     state = torch.load(out / "checkpoint-1" / "method_state.pt", weights_only=False)
     assert set(state) == {"memory", "rng"} and state["memory"]["size"] == 3
     assert (out / "checkpoint-1" / "model.safetensors").is_file()

@@ -111,8 +111,9 @@ class ScriptedDraws(random.Random):
 class ScriptedEngine(HFEngine):
     """The trainer's engine with the policy's texts scripted by what each prompt asks."""
 
-    def __init__(self, trainer: MethodGRPOTrainer):
+    def __init__(self, trainer: MethodGRPOTrainer, prefill: str = ""):
         super().__init__(trainer)
+        self.prefill = prefill  # the questioner's prefill, which its scripted replies then leave out
         self.prompts: list[str] = []
         self.served: Counter[str] = Counter()
 
@@ -123,7 +124,9 @@ class ScriptedEngine(HFEngine):
     def _reply(self, prompt: str) -> str:
         self.prompts.append(prompt)
         if "## Document Context" in prompt:
-            return next(text for word, text in PROPOSALS.items() if f"{word} " in prompt.split("<text>\n")[1])
+            text = next(text for word, text in PROPOSALS.items() if f"{word} " in prompt.split("<text>\n")[1])
+            assert prompt.endswith(self.prefill) and text.startswith(self.prefill)
+            return text[len(self.prefill) :]
         if "Answer 1:" in prompt:
             answer = prompt.split("- Answer 1: ")[1].split("\n")[0]
             return self._next(f"judge:{answer}", JUDGMENTS[answer])
@@ -287,6 +290,47 @@ def test_refill_plays_more_rounds_then_stops_with_a_clear_error(plain_model, tmp
     # one positive, one negative (gen-2's format error: the general task's own), 4 answers, 4 judgments
     assert metrics["spell/batch/questioner_negatives"] == 1
     assert metrics["batch/padded_rows"] == 6 and batch["completion_mask"][10:].sum() == 0
+
+
+def test_a_step_with_nothing_to_train_feeds_one_masked_row(plain_model, tmp_path):
+    method = spell(questions_per_round=1, max_rounds=1, short_batch="train")
+    method.rng = ScriptedDraws([("doc_general_qa", "gen-2")])  # a format error, and nothing else
+    trainer = trainer_for(method, plain_model, tmp_path)
+    trainer.model.train()
+    batch = trainer._generate_and_score_completions([{"prompt": [{"role": "user", "content": "x"}]}] * 16)
+    metrics = {k: v[-1] for k, v in trainer._metrics["train"].items()}
+    assert metrics["spell/questioner/format_error_rate"] == 1.0
+    # one row per micro-batch (steps_per_generation = 1), masked: not 16 rows of zero gradient
+    assert batch["completion_ids"].shape[0] == 1 == metrics["batch/padded_rows"]
+    assert batch["completion_mask"].sum() == 0 and batch["advantages"].abs().sum() == 0
+
+
+def test_the_questioner_prefill_opens_its_reply_and_is_read_with_it(plain_model, tmp_path):
+    prefill = '```json\n{"question": "'
+    method = spell(questions_per_round=1, max_rounds=1, short_batch="train", questioner_prefill=prefill)
+    method.rng = ScriptedDraws([("doc_general_qa", "gen-1")])
+    trainer = trainer_for(method, plain_model, tmp_path)
+    trainer.engine = ScriptedEngine(trainer, prefill)
+    trainer.model.train()
+    batch = trainer._generate_and_score_completions([{"prompt": [{"role": "user", "content": "x"}]}] * 16)
+    metrics = {k: v[-1] for k, v in trainer._metrics["train"].items()}
+    # the reply 'Which city hosts Alpha?", "answer": "Paris"}...' parses only with the prefill before it
+    assert metrics["spell/questioner/format_error_rate"] == 0
+    assert metrics["spell/batch/responder_groups"] == 1
+    tokenizer = trainer.processing_class
+    asked = trainer.engine.prompts[0]
+    assert asked.endswith("<|im_start|>assistant\n" + prefill)  # after the generation header
+    # the questioner row trains on the reply alone: the prefill is part of its prompt
+    first = batch["prompt_ids"][0][batch["prompt_mask"][0].bool()].tolist()
+    assert tokenizer.decode(first).endswith(prefill)
+    assert tokenizer.decode(batch["completion_ids"][0], skip_special_tokens=True).startswith("Which city")
+    # the step's readable record (OUT/samples.jsonl), taken once
+    (sample,) = method.take_samples()
+    assert sample["proposal"] == PROPOSALS["Alpha"] and sample["parsed"]["answer"] == "Paris"
+    assert sample["answers"] == ANSWERS["Which city hosts Alpha?"] and sample["rules"] == [1, 1, 0, 0]
+    assert sample["votes"] == {"0": 1, "1": 1, "2": 1, "3": 0}
+    assert sample["responder_rewards"] == [1, 1, 1, 0] and sample["reward"] == pytest.approx(GAUSS_3_4)
+    assert method.take_samples() == []
 
 
 def test_ablation_switches_change_what_is_trained(plain_model, tmp_path):

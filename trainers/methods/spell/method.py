@@ -77,6 +77,9 @@ class SpellOptions:
     short_batch: str = "error"  # after max_rounds short of n groups: "error" (the code) or "train"
     max_input_tokens: int = setting(16384, minimum=2)  # prompts cut in the middle to this, §3.2
     questioner_max_tokens: int | None = setting(None, minimum=1)  # default: max_completion_length
+    # text the questioner's reply is made to start with (after the generation header), read as part
+    # of its proposal: a format aid for small models such as '```json\n{"question": "'; "" as the paper
+    questioner_prefill: str = ""
     responder_max_tokens: int | None = setting(None, minimum=1)
     verifier_max_tokens: int | None = setting(None, minimum=1)
     questioner_reward: str = "gaussian"  # or Fig. 5's "azr" (1 - mean), "rzero" (1 - 2|mean - 0.5|)
@@ -91,6 +94,7 @@ class SpellOptions:
     negatives_per_task: bool = True  # questioner negatives stratified by task (§1.8)
     train_questioner: bool = True  # False: "w/o Update" of the questioner
     train_verifier: bool = True  # False: "w/o Update" of the verifier
+    logged_questions: int = setting(8, minimum=0)  # questions per step written to OUT/samples.jsonl
 
     def __post_init__(self) -> None:
         check(type(self), vars(self), name=lambda f: f"options.{f}")
@@ -166,6 +170,7 @@ class SpellMethod(Method):
         )  # the code's penalty goes with its vote
         self._metrics: dict[str, float] = {}
         self._seconds: Counter[str] = Counter()
+        self._samples: list[dict[str, Any]] = []
 
     @classmethod
     def from_config(cls, config: Any, reward: ScorerReward | None = None) -> SpellMethod:
@@ -222,6 +227,7 @@ class SpellMethod(Method):
                 f"0 < mean < 1 after {rounds} rounds of {o.questions_per_round} questions; raise "
                 "options.max_rounds or options.questions_per_round, or set options.short_batch: train"
             )
+        self._samples = [self._sample(engine, q) for q in played[: o.logged_questions]]
         return self._batch(played, rounds)
 
     def _play_round(self, engine: Engine) -> list[_Question]:
@@ -232,7 +238,7 @@ class SpellMethod(Method):
         for q, gen in zip(round_, proposals, strict=True):
             q.completion = gen
             q.parsed = parse_proposal(
-                engine.decode(gen.ids),
+                o.questioner_prefill + engine.decode(gen.ids),
                 q.task,
                 lambda s: len(engine.tokenizer.encode(s)),
                 _opens(engine, q.prompt_ids),
@@ -288,7 +294,8 @@ class SpellMethod(Method):
             [(e.question, e.answer) for e in memory],
             letter,
         )
-        return _Question(cluster, task, documents, self._encode(engine, text))
+        prefill = engine.tokenizer.encode(self.options.questioner_prefill, add_special_tokens=False)
+        return _Question(cluster, task, documents, self._encode(engine, text) + prefill)
 
     def _encode(self, engine: Engine, text: str) -> list[int]:
         return middle_truncate(
@@ -361,6 +368,33 @@ class SpellMethod(Method):
                 else q.parsed.question
             )
             self.memory.push(q.task, q.cluster.id, Entry(tuple(q.documents), shown, q.parsed.answer))
+
+    def _sample(self, engine: Engine, q: _Question) -> dict[str, Any]:
+        """One question's journey as text: the proposal, how it was read, the answers and verdicts."""
+        parsed = (
+            {"rejected": q.parsed.kind, "reason": q.parsed.reason}
+            if isinstance(q.parsed, Rejected)
+            else asdict(q.parsed)
+        )
+        return {
+            "task": q.task,
+            "cluster": q.cluster.id,
+            "documents": q.documents,
+            "proposal": self.options.questioner_prefill + engine.decode(q.completion.ids),
+            "parsed": parsed,
+            "ungrounded": q.ungrounded,
+            "answers": [engine.decode(a.ids) for a in q.answers],
+            "predictions": q.predictions,
+            "rules": q.rules,
+            "judgments": {str(i): decisions for i, (_, _, decisions) in sorted(q.judgments.items())},
+            "votes": {str(i): vote for i, vote in sorted(q.votes.items())},
+            "responder_rewards": q.responder_rewards,
+            "reward": q.reward,
+        }
+
+    def take_samples(self) -> list[dict[str, Any]]:
+        samples, self._samples = self._samples, []
+        return samples
 
     def _summary(self, q: _Question) -> Question:
         return Question(q.task, q.reward, tuple(q.responder_rewards))
