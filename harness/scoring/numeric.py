@@ -24,7 +24,7 @@ SCALES = (100.0, 1e3, 1e6, 1e9)
 _BOXED = re.compile(r"\\boxed\{")
 _MARKER = re.compile(r"answer is", re.IGNORECASE)
 _FRACTION = re.compile(r"\\[dt]?frac\{\s*(-?\d+(?:\.\d+)?)\s*\}\{\s*(-?\d+(?:\.\d+)?)\s*\}")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
 
 
 def _boxed(text: str) -> str | None:
@@ -46,7 +46,7 @@ def parse_number(text: str) -> float | None:
         lambda m: repr(float(m.group(1)) / float(m.group(2))) if float(m.group(2)) else " ", text
     )
     text = re.sub(r"\\(?:text|mathrm)\{[^}]*\}|\\[%$]|[$€£¥%]", " ", text)
-    found = _NUMBER.search(text)
+    found = NUMBER.search(text)
     if found is None:
         return None
     try:

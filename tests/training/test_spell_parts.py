@@ -420,6 +420,7 @@ def test_general_answer_length():
         ("15%", "15"),
         ("-2.5", "-2.5"),
         ("0.05", "0.05"),
+        ("1.2 million USD", "1.2"),
     ],
 )
 def test_math_answers_are_normalised(answer, expected):
@@ -435,6 +436,10 @@ def test_math_answers_are_normalised(answer, expected):
         ("$0.00", DROPPED),
         ("N/A", DROPPED),
         ("twelve", DROPPED),
+        # sentences the CPU run's SmolLM2 wrote as answers: not one number with its units
+        ("2023 Revenue: 86,800", DROPPED),
+        ("What is the value of the number 242 million shares outstanding?", DROPPED),
+        ("It grew 12 percent over the year", DROPPED),
         (True, FORMAT_ERROR),
         (None, FORMAT_ERROR),
         ([12], FORMAT_ERROR),

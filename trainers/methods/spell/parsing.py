@@ -7,6 +7,10 @@ last balanced {...} object. A structural failure is a format error (-1 for the q
 object, a missing or mistyped key, multiple-choice options other than exactly A-D, or an answer that
 is not one of those letters. A proposal that parses but cannot be used is dropped without penalty, as
 the released code does: a general answer over 40 tokens, a numeric answer that is zero or not a number.
+A numeric answer given as text must be one number (commas, currency and % aside) with at most
+`MAX_UNIT_WORDS` words of units ("1.2 million USD"): a sentence that merely contains a number, such as
+"2023 revenue: 86,800" or a question pasted into the answer, is not a reference (our reading of the
+prompt's "a single non-zero numeric value"; SmolLM2 wrote both in the CPU run).
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from harness.scoring.numeric import parse_number
+from harness.scoring.numeric import NUMBER, parse_number
 from harness.thinking import split_thinking
 from trainers.methods.spell.prompts import CHOICE, GENERAL, LETTERS, MATH
 
 FORMAT_ERROR, DROPPED = "format", "dropped"
 MAX_ANSWER_TOKENS = 40  # the prompt asks for at most 20 (spell.md §1.7)
+MAX_UNIT_WORDS = 3
 _FENCE = re.compile(r"```json\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _LETTER = re.compile(r"^\(?\s*([A-D])\s*\)?[.:]?$")
@@ -66,7 +71,10 @@ def parse_proposal(
     if task == MATH:
         if isinstance(answer, bool) or not isinstance(answer, str | int | float):
             return Rejected(FORMAT_ERROR, "'answer' is not a number or a string")
-        value = parse_number(str(answer))
+        if isinstance(answer, str):
+            value = parse_number(answer) if _one_number(answer) else None
+        else:
+            value = float(answer)
         if value is None or value == 0:
             return Rejected(DROPPED, "the answer is not a non-zero number")
         return Proposal(question, _number_text(value))
@@ -81,6 +89,13 @@ def parse_proposal(
             return Rejected(FORMAT_ERROR, "'answer' is not one of the letters A-D")
         return Proposal(question, letter.group(1), {k: options[k].strip() for k in LETTERS})
     raise ValueError(f"unknown task {task!r}")
+
+
+def _one_number(text: str) -> bool:
+    """Whether `text` is a single number with at most a few words of units around it."""
+    text = text.replace(",", "")
+    rest = NUMBER.sub(" ", text)
+    return len(NUMBER.findall(text)) == 1 and len(re.findall(r"[^\W\d_]+", rest)) <= MAX_UNIT_WORDS
 
 
 def _json_object(text: str) -> dict | None:
