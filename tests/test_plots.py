@@ -281,3 +281,27 @@ def test_run_labels_are_directory_names_or_paths_when_names_collide(tmp_path):
     assert run_labels([tmp_path / "a", tmp_path / "b"]) == ["a", "b"]
     same = [tmp_path / "x" / "run", tmp_path / "y" / "run"]
     assert run_labels(same) == [str(p) for p in same]
+
+
+def test_training_metrics_plot_each_key_per_step_and_run(tmp_path):
+    runs = []
+    for name, scale in (("a", 1.0), ("b", 2.0)):
+        out = tmp_path / name
+        out.mkdir()
+        lines = [{"step": s, "loss": 0.1 * s, "rewards/x/mean": scale * s} for s in (1, 2, 3)]
+        lines.insert(1, {"step": 1, "eval_only": 5.0})  # a line without the key is skipped
+        lines.append({"step": 3, "rewards/x/mean": 9.0})  # after a resume the step's last line counts
+        (out / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        runs.append(out)
+    fig = plots.training_figure(runs, ["rewards/x/mean", "missing"])
+    shown, missing = fig.axes[:2]
+    assert shown.get_title() == "rewards/x/mean" and missing.get_title() == "missing: not logged"
+    (a, b) = shown.get_lines()
+    assert a.get_label() == "a" and list(a.get_xdata()) == [1, 2, 3] and list(a.get_ydata()) == [1, 2, 9]
+    assert list(b.get_ydata()) == [2, 4, 9]
+    paths = plots.training_metrics(runs, tmp_path / "plot", ["loss"])
+    assert [p.suffix for p in paths] == [".png", ".pdf"] and all(p.stat().st_size > 0 for p in paths)
+    with pytest.raises(HarnessError, match="metrics.jsonl is missing"):
+        plots.training_figure([tmp_path], ["loss"])
+    with pytest.raises(HarnessError, match="name the metrics"):
+        plots.training_figure(runs, [])

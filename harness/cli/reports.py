@@ -42,12 +42,12 @@ def table_command(
     typer.echo(render(run_dirs, format, metric), nl=False)
 
 
-PLOTS = ("pass-at-k", "length", "truncation", "trajectory")
+PLOTS = ("pass-at-k", "length", "truncation", "trajectory", "training")
 
 
 @app.command("plot")
 def plot_command(
-    kind: Annotated[str, typer.Argument(help="pass-at-k, length, truncation or trajectory.")],
+    kind: Annotated[str, typer.Argument(help="pass-at-k, length, truncation, trajectory or training.")],
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (checkpoints, for trajectory).")],
     out: Annotated[Path, typer.Option(help="Output path without suffix: writes OUT.png and OUT.pdf.")],
     benchmark: Annotated[str | None, typer.Option(help="Only this benchmark (pass-at-k, length).")] = None,
@@ -56,8 +56,12 @@ def plot_command(
     steps: Annotated[
         str | None, typer.Option(help="trajectory: comma-separated steps [default: from checkpoint-N].")
     ] = None,
+    keys: Annotated[
+        str | None, typer.Option(help="training: comma-separated metrics.jsonl keys, one panel each.")
+    ] = None,
 ) -> None:
-    """Plots from runs: pass@k curves with CIs, accuracy against length, truncation, trajectories."""
+    """Plots from runs: pass@k curves with CIs, accuracy against length, truncation, trajectories, and
+    a `harness train` folder's logged metrics per step."""
     from harness.report import plots
 
     if kind not in PLOTS:
@@ -68,6 +72,8 @@ def plot_command(
         paths = plots.accuracy_vs_length(run_dirs, out, benchmark, bins)
     elif kind == "truncation":
         paths = plots.truncation_rates(run_dirs, out)
+    elif kind == "training":
+        paths = plots.training_metrics(run_dirs, out, [k for k in (keys or "").split(",") if k])
     else:
         paths = plots.trajectory(run_dirs, out, metric, _steps(steps) if steps else None)
     for path in paths:

@@ -6,6 +6,7 @@ so a plotted pass@k at a power of two equals the run's results.json value.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from collections.abc import Collection, Sequence
@@ -206,3 +207,18 @@ def metric_value(metrics: dict, metric: str, where: str) -> tuple[str, float, tu
         have = ", ".join(k for k, v in metrics.items() if "@" in k and isinstance(v, float))
         raise HarnessError(f"{where} has no {metric} (it has: {have})")
     return metric, 100 * metrics[metric], None
+
+
+def training_series(out_dir: Path, key: str) -> Curve:
+    """`key` per logged step of a `harness train` folder's metrics.jsonl (steps that did not log it are
+    skipped; after a resume the last line of a step counts)."""
+    path = Path(out_dir) / "metrics.jsonl"
+    if not path.is_file():
+        raise HarnessError(f"{path} is missing: is {out_dir} a `harness train` output folder?")
+    by_step: dict[int, float] = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line) if line.strip() else {}
+        if key in record and "step" in record:
+            by_step[int(record["step"])] = float(record[key])
+    steps = sorted(by_step)
+    return Curve(np.array(steps, dtype=float), np.array([by_step[s] for s in steps], dtype=float))

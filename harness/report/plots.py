@@ -30,6 +30,7 @@ from harness.report.plotdata import (
     pick_benchmarks,
     recorded_curve,
     run_labels,
+    training_series,
     trajectory_points,
     truncation_counts,
 )
@@ -61,6 +62,11 @@ def trajectory(
     """A metric over training checkpoints, one line per benchmark; a `harness train` folder stands for
     its evaluations (OUT/evals/step-N)."""
     return save(trajectory_figure(expand_training_runs(run_dirs), metric, steps), out)
+
+
+def training_metrics(run_dirs: RunPaths, out: str | Path, keys: Sequence[str]) -> list[Path]:
+    """Logged training metrics (metrics.jsonl) against the step, one panel per key, one line per run."""
+    return save(training_figure(run_dirs, keys), out)
 
 
 def save(fig: Figure, out: str | Path) -> list[Path]:
@@ -163,6 +169,27 @@ def trajectory_figure(run_dirs: RunPaths, metric: str = "avg", steps: Sequence[i
     title = f"{shown} over training checkpoints" + (f"\n{CI_NOTE}" if metric == "avg" else "")
     _finish(ax, title, "", f"{shown} (%)", "benchmark")
     _answer_shares(shares, points, benchmarks)
+    return fig
+
+
+def training_figure(run_dirs: RunPaths, keys: Sequence[str]) -> Figure:
+    if not keys:
+        raise HarnessError("name the metrics to plot, e.g. --keys rewards/responder/mean")
+    fig, axes = _panels(len(keys), "Training metrics per step (metrics.jsonl)")
+    labels = run_labels(run_dirs)
+    for ax, key in zip(axes, keys, strict=True):
+        plotted = 0
+        for j, (run, label) in enumerate(zip(run_dirs, labels, strict=True)):
+            curve = training_series(Path(run), key)
+            if len(curve.x):
+                ax.plot(curve.x, curve.y, marker="o", markersize=3, color=f"C{j}", label=label)
+                plotted += 1
+        ax.set(
+            title=key if plotted else f"{key}: not logged", xlabel="training step", ylabel=key.split("/")[-1]
+        )
+        ax.grid(alpha=0.3)
+        if plotted:
+            ax.legend(title="run", fontsize=8)
     return fig
 
 
