@@ -70,6 +70,31 @@ def whiten_by_key(
     )
 
 
+def masked_whiten_by_key(
+    rewards: Tensor, keys: Sequence[Hashable], lengths: Sequence[int] | Tensor, *, eps: float = 1e-8
+) -> Advantages:
+    """verl's `masked_whiten` exactly, per key: (r - μ_k)·rsqrt(σ²_k + eps), μ and σ² token-weighted
+    (each row counts `lengths` times) with Bessel's correction over tokens (absolute_zero.md §1.7).
+
+    `whiten_by_key(..., lengths=...)` divides by σ + eps instead, which differs from this only when σ² is
+    within a few orders of magnitude of eps. A key whose rewards do not vary gives exactly 0 (verl:
+    rounding noise times 1e4), flagged in `zero_std`, as does one of at most one token.
+    """
+    n = len(rewards)
+    weights = torch.as_tensor(lengths, dtype=torch.float64)
+    if weights.shape != (n,) or bool((weights < 0).any()):
+        raise ValueError(f"lengths must be {n} non-negative token counts, got shape {tuple(weights.shape)}")
+    centred, zero = _standardise(rewards, keys, weights, unbiased=True, eps=0.0, scale=False)
+    ids: dict[Hashable, int] = {}
+    index = torch.tensor([ids.setdefault(key, len(ids)) for key in keys], dtype=torch.long)
+    c = centred.double().cpu()
+    tokens = torch.zeros(len(ids), dtype=torch.float64).index_add_(0, index, weights)
+    var = torch.zeros(len(ids), dtype=torch.float64).index_add_(0, index, weights * c.square())
+    var = var / (tokens - 1).clamp(min=1e-300)
+    values = (c * torch.rsqrt(var[index] + eps)).to(device=centred.device, dtype=centred.dtype)
+    return Advantages(torch.where(zero, 0.0, values), zero)
+
+
 def whiten_tokens(values: Tensor, mask: Tensor, *, unbiased: bool = True, eps: float = 1e-6) -> Tensor:
     """(A - mean_B) / (std_B + eps) over every unmasked token of the batch (SPAE Eq. 17, spae.md §1.6).
 
