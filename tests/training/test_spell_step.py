@@ -228,6 +228,7 @@ def test_one_spell_step_matches_the_hand_computation(plain_model, tmp_path):
     assert metrics["spell/responder/mean_mixed"] == pytest.approx(2 / 3)
     assert metrics["spell/responder/mean_all_right"] == pytest.approx(1 / 3)
     assert metrics["spell/responder/mean_all_wrong"] == 0
+    assert metrics["spell/responder/reward_all"] == pytest.approx(8 / 12)  # gen-1 3/4, mc-1 4/4, math-2 1/4
     assert metrics["spell/verifier/rule_disagreement"] == pytest.approx(1 / 11)  # "the French capital"
     assert metrics["spell/solvable/doc_general_qa"] == metrics["spell/solvable/docmath_qa"] == 0.5
     assert metrics["spell/memory/size"] == 2

@@ -511,6 +511,9 @@ class SpellMethod(Method):
             "spell/batch/questioner_negatives": float(len(chosen.negatives)),
             "spell/batch/verifier_groups": float(len(chosen.verifiers)),
         }
+        answers = [r for q in answered for r in q.responder_rewards]
+        if answers:  # every answer of every answered question, trained or not
+            out["spell/responder/reward_all"] = sum(answers) / len(answers)
         for stage, seconds in self._seconds.items():
             out[f"spell/seconds/{stage}"] = seconds
         for task in self.tasks:
