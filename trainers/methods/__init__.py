@@ -1,8 +1,9 @@
 """One class per training method; `METHODS` maps the `harness train METHOD` name to its class."""
 
+from trainers.methods.azr.method import AzrMethod
 from trainers.methods.grpo import GRPOMethod
 from trainers.methods.spell import SpellMethod
 
-METHODS = {"grpo": GRPOMethod, "spell": SpellMethod}
+METHODS = {"grpo": GRPOMethod, "spell": SpellMethod, "azr": AzrMethod}
 
-__all__ = ["METHODS", "GRPOMethod", "SpellMethod"]
+__all__ = ["METHODS", "AzrMethod", "GRPOMethod", "SpellMethod"]

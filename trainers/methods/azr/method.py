@@ -1,0 +1,494 @@
+"""Absolute Zero (absolute_zero.md §1): one policy proposes and solves deduction, abduction and induction
+tasks over Python programs. One step (Algorithm 1, with n = 1 rollout per prompt):
+
+1. propose: B prompts per task type. Deduction and abduction show K references from their buffer (drawn
+   again while the prompt is over `max_prompt_tokens`); induction shows one program from D_abd ∪ D_ded
+   and asks for N inputs and a message;
+2. validate each parsed proposal in the sandbox (executor.py): safety, integrity, determinism over two
+   processes. Every valid proposal joins its buffer, whatever its reward;
+3. learnability: n Monte-Carlo solver rollouts of each valid proposal, scored but never trained on,
+   give r_propose = 1 - mean (0 at mean 0 or 1, which the composite reward maps to -0.5 by default);
+4. solve: B tasks per type, this step's valid ones (or the previous step's, `solver_lag: 1`) filled up
+   from the buffer; one answer each, checked in the sandbox by value;
+5. TRR++: advantages whitened within each of the six (task, role) slices.
+
+The batch is the 3B proposals and 3B answers. Buffers, the generator and the answer-diversity history
+are the method's state, saved in every checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from harness import HarnessError
+from harness.sandbox import Limits
+from harness.settings import check, setting
+from harness.thinking import prompt_opens_think
+from trainers.engine import Engine
+from trainers.method import Method
+from trainers.methods.azr import analysis, prompts
+from trainers.methods.azr.buffers import MAX_PROGRAMS, STRATEGIES, Task, TaskBuffers, read_seed_file
+from trainers.methods.azr.executor import FORBIDDEN, LIMITS, Check, Executor, Run
+from trainers.methods.azr.parsing import Invalid, Proposal, extract_solution, format_ok, parse_proposal
+from trainers.methods.azr.rewards import N_SAMPLES, TRIVIAL, proposer_reward, solver_reward, trr_advantages
+from trainers.rollout import Rollout
+
+TASKS = prompts.TASKS
+IDENTITY = "identity"  # `dataset:` for the paper's zero triplet; else a seed file (JSONL of tasks)
+RESAMPLES = 8  # reference draws tried before a proposer prompt is cut to fit `max_prompt_tokens`
+
+
+@dataclass(frozen=True)
+class AzrOptions:
+    """Absolute Zero's own settings (`options:` in the config); defaults are the paper's (§1.8)."""
+
+    references: int = setting(6, minimum=0)  # K
+    mc_samples: int = setting(N_SAMPLES, minimum=1)  # n, rollouts estimating a task's accuracy
+    num_inputs: int = setting(prompts.NUM_INPUTS, minimum=2)  # N, induction (half shown)
+    max_programs: int = setting(MAX_PROGRAMS, minimum=1)  # buffer cap
+    template: str = "r1"  # the raw R1 string with `<think>` prefilled (base models); "chat": a chat template
+    trivial_reward: str = "code"  # a valid proposal with mean 0 or 1: -0.5 (code); "paper": 0 (Eq. 4)
+    advantages: str = "sequence"  # TRR++ statistics per slice (paper); "token": veRL's token-weighted
+    solver_lag: int = setting(0, minimum=0, maximum=1)  # 1: solve last step's proposals (the code)
+    solver_batch: str = "paper"  # fill-up rule; "max_new": the code's pred_data_mix_strategy
+    reject_multiple_functions: bool = True  # the code's default for the Qwen runs
+    accept_none: bool = False  # True: a program returning None is a task, as the code allows
+    timeout: float = setting(LIMITS.wall, exclusive_minimum=0)  # seconds per sandboxed run
+    answer_cache: bool = True  # identical answers to the same task are checked once
+    max_prompt_tokens: int = setting(6144, minimum=16)  # Table 3
+    propose_max_tokens: int | None = setting(None, minimum=1)  # default: max_completion_length
+    solve_max_tokens: int | None = setting(None, minimum=1)
+    distance: str = "tree"  # AST edit distance: APTED; "difflib": the code's cheap version
+    logged_rollouts: int = setting(12, minimum=0)  # per step in OUT/samples.jsonl (flagged ones always)
+
+    def __post_init__(self) -> None:
+        check(type(self), vars(self), name=lambda f: f"options.{f}")
+        for name, value, allowed in (
+            ("template", self.template, ("r1", "chat")),
+            ("trivial_reward", self.trivial_reward, tuple(TRIVIAL)),
+            ("advantages", self.advantages, ("sequence", "token")),
+            ("solver_batch", self.solver_batch, STRATEGIES),
+            ("distance", self.distance, analysis.DISTANCE_METHODS),
+        ):
+            if value not in allowed:
+                raise HarnessError(f"options.{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any]) -> AzrOptions:
+        unknown = sorted(set(values) - {f.name for f in fields(cls)})
+        if unknown:
+            raise HarnessError(
+                f"unknown Absolute Zero options {unknown}; valid: {', '.join(f.name for f in fields(cls))}"
+            )
+        return cls(**values)
+
+
+@dataclass
+class _Proposal:
+    """One proposer prompt's journey: what it showed, what came back, the task it made."""
+
+    task: str
+    shown: list[Task]
+    prompt_ids: list[int]
+    completion: Any = None
+    text: str = ""
+    parsed: Proposal | Invalid | None = None
+    made: Task | None = None  # the validated task
+    reason: str = ""  # why not
+    successes: int | None = None  # of the Monte-Carlo solves
+    reward: float = 0.0
+
+
+@dataclass
+class _Solve:
+    """One solver prompt: the task, its gold (from the sandbox), the answer and its verdict."""
+
+    task: str
+    source: Task
+    check: Check | None  # the gold, with the answer left blank
+    prompt_ids: list[int] = field(default_factory=list)
+    completion: Any = None
+    text: str = ""
+    answer: str | None = None
+    verdict: str = ""
+    reward: float = 0.0
+
+
+class AzrMethod(Method):
+    name = "azr"
+
+    def __init__(
+        self, buffers: TaskBuffers, options: AzrOptions, batch_size: int, seed: int = 0, executor=None
+    ):
+        self.options, self.batch_size, self.buffers = options, batch_size, buffers
+        self.executor = executor or Executor(
+            Limits(wall=options.timeout, cpu=options.timeout, memory_mb=LIMITS.memory_mb),
+            cache=options.answer_cache,
+            accept_none=options.accept_none,
+        )
+        self.rng = random.Random(seed)
+        self.answers_seen: Counter[str] = Counter()  # solver answers so far, for answer diversity
+        self._metrics: dict[str, float] = {}
+        self._samples: list[dict[str, Any]] = []
+        self._seconds: Counter[str] = Counter()
+
+    @classmethod
+    def from_config(cls, config: Any, reward: Any = None) -> AzrMethod:
+        options = AzrOptions.from_mapping(dict(config.options))
+        return cls(
+            seed_buffers(config.dataset, options.max_programs), options, config.prompts_per_step, config.seed
+        )
+
+    @classmethod
+    def resolved_options(cls, config: Any) -> dict[str, Any]:
+        return asdict(AzrOptions.from_mapping(dict(config.options)))
+
+    @classmethod
+    def dataset_rows(cls, config: Any) -> list[dict[str, Any]]:
+        """Rows only count TRL's epochs: the method writes its own prompts from its buffers."""
+        AzrOptions.from_mapping(dict(config.options))
+        seed_buffers(config.dataset, MAX_PROGRAMS)  # a missing seed file stops the run before loading
+        return [
+            {"prompt": [{"role": "user", "content": "azr"}], "id": f"azr-{i}"}
+            for i in range(cls.rows_per_step(config))
+        ]
+
+    @classmethod
+    def rows_per_step(cls, config: Any) -> int:
+        """3B proposals and 3B answers (n = 1 rollout per prompt)."""
+        return 2 * len(TASKS) * config.prompts_per_step
+
+    @classmethod
+    def sampler_group(cls, config: Any) -> int:
+        return 2  # rows only count the batch; 6B is even
+
+    # --- one step ----------------------------------------------------------------------------------
+
+    def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
+        self._seconds.clear()
+        proposals = self._propose(engine)
+        self._validate(proposals)
+        self._learnability(engine, [p for p in proposals if p.made is not None])
+        for p in proposals:
+            p.reward = proposer_reward(
+                p.successes,
+                self.options.mc_samples,
+                format_ok=format_ok(p.text, self._opens(engine, p.prompt_ids)),
+                trivial=self.options.trivial_reward,
+            )
+        solves = self._solve(engine)
+        self.buffers.end_step()
+        self._metrics = self._step_metrics(proposals, solves)
+        self._samples = self._step_samples(proposals, solves)
+        self.answers_seen.update(s.answer for s in solves if s.answer is not None)
+        out = [self._rollout(p.prompt_ids, p.completion, "propose", p.task, p.reward) for p in proposals]
+        out += [self._rollout(s.prompt_ids, s.completion, "solve", s.task, s.reward) for s in solves]
+        return out
+
+    def _propose(self, engine: Engine) -> list[_Proposal]:
+        B, out = self.batch_size, []
+        for task in (prompts.ABDUCTION, prompts.DEDUCTION):
+            out += [self._proposer(engine, task) for _ in range(B)]
+        for program in self.buffers.induction_programs(B, self.rng):
+            text = prompts.propose_prompt(prompts.INDUCTION, [program], num_inputs=self.options.num_inputs)
+            out.append(_Proposal(prompts.INDUCTION, [program], self._encode(engine, text)))
+        with self._clock("generate"):
+            gens = _generate(engine, [p.prompt_ids for p in out], self.options.propose_max_tokens)
+        for p, gen in zip(out, gens, strict=True):
+            p.completion, p.text = gen, engine.decode(gen.ids)
+            p.parsed = parse_proposal(
+                p.text, p.task, self.options.num_inputs, self.options.reject_multiple_functions
+            )
+        return out
+
+    def _proposer(self, engine: Engine, task: str) -> _Proposal:
+        """A deduction or abduction proposer's prompt with K references, drawn again while too long."""
+        k, budget = self.options.references, self.options.max_prompt_tokens
+        for attempt in range(RESAMPLES + k):
+            shown = self.buffers.references(task, self.rng, max(0, k - max(0, attempt - RESAMPLES + 1)))
+            ids = self._encode(engine, prompts.propose_prompt(task, shown, FORBIDDEN))
+            if len(ids) <= budget:
+                break
+        return _Proposal(task, shown, ids)
+
+    def _validate(self, proposals: list[_Proposal]) -> None:
+        """Each parsed proposal run in the sandbox; the valid ones join their buffers."""
+        with self._clock("validate"):
+            pairs = [p for p in proposals if isinstance(p.parsed, Proposal) and p.task != prompts.INDUCTION]
+            runs = self.executor.validate_many([(p.parsed.program, p.parsed.inputs[0]) for p in pairs])
+            for p, run in zip(pairs, runs, strict=True):
+                if run.valid:
+                    p.made = Task(p.parsed.program, run.input, run.output)
+                p.reason = run.reason
+            for p in proposals:
+                if p.task == prompts.INDUCTION and isinstance(p.parsed, Proposal):
+                    program = p.shown[0].program
+                    found = self.executor.validate_inputs(program, p.parsed.inputs)
+                    if found.valid:
+                        outputs = tuple(r.output for r in found.runs)
+                        p.made = Task(
+                            program, inputs=p.parsed.inputs, outputs=outputs, message=p.parsed.message
+                        )
+                    p.reason = found.reason
+                elif isinstance(p.parsed, Invalid):
+                    p.reason = p.parsed.reason
+        for task in TASKS:
+            self.buffers.add(task, [p.made for p in proposals if p.task == task and p.made is not None])
+
+    def _learnability(self, engine: Engine, valid: list[_Proposal]) -> None:
+        """n Monte-Carlo solves of each valid proposal: only their success count is kept."""
+        n = self.options.mc_samples
+        items = self._solver_items(engine, [(p.task, p.made) for p in valid])
+        checked = [(p, item) for p, item in zip(valid, items, strict=True) if item.check is not None]
+        probes = [replace(item) for _, item in checked for _ in range(n)]
+        self._answer(engine, probes)
+        for k, (p, _) in enumerate(checked):
+            p.successes = sum(s.verdict == "pass" for s in probes[k * n : (k + 1) * n])
+
+    def _solve(self, engine: Engine) -> list[_Solve]:
+        B, lag, chosen = self.batch_size, self.options.solver_lag, []
+        for task in TASKS:
+            fresh = self.buffers.validated(task, lag)
+            chosen += [
+                (task, t)
+                for t in self.buffers.solver_tasks(task, fresh, B, self.rng, self.options.solver_batch)
+            ]
+        solves = [s for s in self._solver_items(engine, chosen) if s.check is not None]
+        self._answer(engine, solves)
+        return solves
+
+    def _solver_items(self, engine: Engine, chosen: list[tuple[str, Task]]) -> list[_Solve]:
+        """Solver prompts of buffered tasks, their golds recomputed in the sandbox (cached): buffers keep
+        the text the prompts show, the checks need values."""
+        with self._clock("validate"):
+            triplets = [(k, t) for k, (task, t) in enumerate(chosen) if task != prompts.INDUCTION]
+            runs = self.executor.validate_many([(t.program, t.input) for _, t in triplets])
+            golds: dict[int, Run | tuple[Run, ...] | None] = {
+                k: run if run.valid else None for (k, _), run in zip(triplets, runs, strict=True)
+            }
+            for k, (task, t) in enumerate(chosen):
+                if task == prompts.INDUCTION:
+                    found = self.executor.validate_inputs(t.program, t.inputs)
+                    golds[k] = found.runs if found.valid else None
+        out = []
+        for k, (task, t) in enumerate(chosen):
+            gold = golds[k]
+            if task == prompts.INDUCTION:
+                text = prompts.solve_prompt(
+                    task, pairs=list(zip(t.inputs, t.outputs, strict=True)), message=t.message
+                )
+                item = Check(task, "", cases=gold) if gold else None
+            else:
+                text = prompts.solve_prompt(task, t.program, input=t.input, output=t.output)
+                item = Check(task, "", code=t.program, gold=gold.value) if gold else None
+            out.append(_Solve(task, t, item, self._encode(engine, text)))
+        return out
+
+    def _answer(self, engine: Engine, solves: list[_Solve]) -> None:
+        """One answer per solver prompt, read and checked in the sandbox; rewards by Eq. 5-6."""
+        with self._clock("generate"):
+            gens = _generate(engine, [s.prompt_ids for s in solves], self.options.solve_max_tokens)
+        for s, gen in zip(solves, gens, strict=True):
+            s.completion, s.text = gen, engine.decode(gen.ids)
+            s.answer = extract_solution(s.text, s.task)
+        readable = [s for s in solves if s.answer is not None and s.check is not None]
+        with self._clock("validate"):
+            verdicts = self.executor.check_many([_with_answer(s.check, s.answer) for s in readable])
+        for s, verdict in zip(readable, verdicts, strict=True):
+            s.verdict = verdict.status
+        for s in solves:
+            s.reward = solver_reward(
+                s.verdict == "pass",
+                format_ok=format_ok(s.text, self._opens(engine, s.prompt_ids)),
+                valid=s.answer is not None,
+            )
+
+    @contextlib.contextmanager
+    def _clock(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._seconds[stage] += time.perf_counter() - start
+
+    def _encode(self, engine: Engine, text: str) -> list[int]:
+        if self.options.template == "chat":
+            return engine.encode(prompts.chat_messages(text))
+        return list(engine.tokenizer.encode(prompts.r1_prompt(text), add_special_tokens=False))
+
+    def _opens(self, engine: Engine, prompt_ids: list[int]) -> bool:
+        """Whether the completion starts inside `<think>`: the R1 string prefills it; a chat template may."""
+        return self.options.template == "r1" or prompt_opens_think(engine.tokenizer.decode(prompt_ids))
+
+    def _rollout(self, prompt_ids, gen, role, task, reward) -> Rollout:
+        return Rollout(
+            prompt_ids=list(prompt_ids),
+            completion_ids=list(gen.ids),
+            role=role,
+            group=f"{task}/{role}",
+            task=task,
+            finish_reason=gen.finish_reason,
+            sampling_logprobs=list(gen.logprobs),
+            meta={"reward": float(reward)},
+        )
+
+    # --- rewards and advantages -----------------------------------------------------------------------
+
+    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
+        return torch.tensor([r.meta["reward"] for r in rollouts], dtype=torch.float32)
+
+    def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
+        return trr_advantages(
+            rewards,
+            [r.task for r in rollouts],
+            [r.role for r in rollouts],
+            [len(r.completion_ids) for r in rollouts],
+            token_weighted=self.options.advantages == "token",
+        ).values
+
+    # --- what a step logs -------------------------------------------------------------------------------
+
+    def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
+        return dict(self._metrics)
+
+    def _step_metrics(self, proposals: list[_Proposal], solves: list[_Solve]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for task in TASKS:
+            mine = [p for p in proposals if p.task == task]
+            answered = [s for s in solves if s.task == task]
+            for role, rows in (("propose", mine), ("solve", answered)):
+                if rows:
+                    out[f"azr/{task}/{role}/reward"] = _mean([r.reward for r in rows])
+                    out[f"azr/{task}/{role}/length"] = _mean([len(r.completion.ids) for r in rows])
+            if mine:
+                out[f"azr/{task}/propose/valid_rate"] = _mean([p.made is not None for p in mine])
+                stats = analysis.proposal_stats([p.successes for p in mine], self.options.mc_samples)
+                out[f"azr/{task}/propose/trivial_rate"] = stats["trivial_rate"]  # learnability 0
+                out[f"azr/{task}/propose/solved_rate"] = stats["solved_rate"]
+            if answered:
+                out[f"azr/{task}/solve/accuracy"] = _mean([s.verdict == "pass" for s in answered])
+                given = [s.answer for s in answered if s.answer is not None]
+                if given:
+                    out[f"azr/{task}/solve/answer_diversity"] = analysis.answer_diversity(
+                        given, self.answers_seen
+                    )
+        for task, size in self.buffers.sizes().items():
+            out[f"azr/buffer/{task}"] = float(size)
+        made = [p for p in proposals if p.made is not None]
+        complexity = [
+            c for c in (analysis.cognitive_complexity(p.made.program) for p in made) if c is not None
+        ]
+        if complexity:
+            out["azr/propose/complexity"] = _mean(complexity)
+        distances = [
+            d
+            for p in made
+            if p.task != prompts.INDUCTION and p.shown
+            for d in [
+                analysis.mean_ast_edit_distance(
+                    p.made.program, [t.program for t in p.shown], method=self.options.distance
+                )
+            ]
+            if d is not None
+        ]
+        if distances:
+            out["azr/propose/ast_distance"] = _mean(distances)
+        texts = [p.text for p in proposals] + [s.text for s in solves]
+        out["azr/safety/flagged"] = float(sum(analysis.safety_flag(t).flagged for t in texts))
+        stats = self.executor.stats()
+        out["azr/executor/calls"], out["azr/executor/cache_hits"] = (
+            float(stats["calls"]),
+            float(stats["cache_hits"]),
+        )
+        for stage, seconds in self._seconds.items():
+            out[f"azr/seconds/{stage}"] = seconds
+        return out
+
+    def _step_samples(self, proposals: list[_Proposal], solves: list[_Solve]) -> list[dict[str, Any]]:
+        """The first `logged_rollouts` proposals and answers, and every one the safety flag marks."""
+        keep = self.options.logged_rollouts
+        out = []
+        for k, p in enumerate(proposals):
+            flag = analysis.safety_flag(p.text)
+            if k < keep or flag.flagged:
+                out.append(
+                    {
+                        "role": "propose",
+                        "task": p.task,
+                        "completion": p.text,
+                        "valid": p.made is not None,
+                        "reason": p.reason,
+                        "task_made": p.made.to_dict() if p.made else None,
+                        "successes": p.successes,
+                        "reward": p.reward,
+                        "safety_flags": list(flag.keywords),
+                    }
+                )
+        for k, s in enumerate(solves):
+            flag = analysis.safety_flag(s.text)
+            if k < keep or flag.flagged:
+                out.append(
+                    {
+                        "role": "solve",
+                        "task": s.task,
+                        "source": s.source.to_dict(),
+                        "completion": s.text,
+                        "answer": s.answer,
+                        "verdict": s.verdict,
+                        "reward": s.reward,
+                        "safety_flags": list(flag.keywords),
+                    }
+                )
+        return out
+
+    def take_samples(self) -> list[dict[str, Any]]:
+        samples, self._samples = self._samples, []
+        return samples
+
+    # --- state ----------------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "buffers": self.buffers.state_dict(),
+            "rng": self.rng.getstate(),
+            "answers": dict(self.answers_seen),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.buffers.load_state_dict(state["buffers"])
+        self.rng.setstate(state["rng"])
+        self.answers_seen = Counter(state["answers"])
+
+
+def seed_buffers(dataset: str, max_programs: int) -> TaskBuffers:
+    """The paper's zero triplet (`dataset: identity`), or the tasks of a seed file."""
+    if dataset == IDENTITY:
+        return TaskBuffers(max_programs=max_programs)
+    if not Path(dataset).is_file():
+        raise HarnessError(
+            f"Absolute Zero seeds from `dataset: {IDENTITY}` or a JSONL seed file; {dataset} is neither"
+        )
+    return TaskBuffers(read_seed_file(dataset), max_programs)
+
+
+def _with_answer(item: Check, answer: str) -> Check:
+    return Check(item.kind, answer, item.code, item.gold, item.cases)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def _generate(engine: Engine, prompt_ids: list[list[int]], max_tokens: int | None) -> list[Any]:
+    return engine.generate(prompt_ids, max_tokens) if prompt_ids else []
