@@ -7,7 +7,7 @@ differently, wrong), as Monte-Carlo rollouts repeat themselves. Each phase runs 
 with the answer cache and once on one without; prints calls per second for both, their ratio, and
 whether the verdicts agree (goal: always).
 
-    python scripts/bench_azr_executor.py [--answers 8] [--inputs 6] [--workers W] [--wall 10]
+    python tests/perf/bench_azr_executor.py [--answers 8] [--inputs 6] [--workers W] [--wall 10]
 """
 
 from __future__ import annotations
