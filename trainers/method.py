@@ -11,12 +11,13 @@ One method object lives for the whole run. Per generation step the trainer calls
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 from torch import Tensor
 
 from harness import HarnessError
+from harness.settings import check
 from trainers.engine import Engine
 from trainers.rollout import Rollout
 
@@ -109,3 +110,26 @@ class Method:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state:
             raise ValueError(f"method {self.name!r} keeps no state, but the checkpoint has {sorted(state)}")
+
+
+class MethodOptions:
+    """Base of a method's `options:` dataclass: bounds (`setting`) and `choices` checked on creation,
+    unknown keys refused by `from_mapping` with the valid ones named."""
+
+    method: ClassVar[str] = ""  # the method's name in messages
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {}  # option -> its allowed values
+
+    def __post_init__(self) -> None:
+        check(type(self), vars(self), name=lambda f: f"options.{f}")
+        for name, allowed in self.choices.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise HarnessError(f"options.{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any]):
+        valid = [f.name for f in fields(cls)]
+        unknown = sorted(set(values) - set(valid))
+        if unknown:
+            raise HarnessError(f"unknown {cls.method} options {unknown}; valid: {', '.join(valid)}")
+        return cls(**values)

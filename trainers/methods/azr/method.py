@@ -19,24 +19,23 @@ are the method's state, saved in every checkpoint.
 from __future__ import annotations
 
 import contextlib
-import math
 import random
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 
 from harness import HarnessError
 from harness.sandbox import Limits
-from harness.settings import check, setting
+from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.engine import Engine
-from trainers.method import Method
+from trainers.method import Method, MethodOptions
 from trainers.methods.azr import analysis, prompts
 from trainers.methods.azr.buffers import MAX_PROGRAMS, STRATEGIES, Task, TaskBuffers, read_seed_file
 from trainers.methods.azr.executor import FORBIDDEN, LIMITS, Check, Executor, Run
@@ -50,8 +49,17 @@ RESAMPLES = 8  # reference draws tried before a proposer prompt is cut to fit `m
 
 
 @dataclass(frozen=True)
-class AzrOptions:
+class AzrOptions(MethodOptions):
     """Absolute Zero's own settings (`options:` in the config); defaults are the paper's (§1.8)."""
+
+    method: ClassVar[str] = "Absolute Zero"
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {
+        "template": ("r1", "chat"),
+        "trivial_reward": tuple(TRIVIAL),
+        "advantages": ("sequence", "token"),
+        "solver_batch": STRATEGIES,
+        "distance": analysis.DISTANCE_METHODS,
+    }
 
     references: int = setting(6, minimum=0)  # K
     mc_samples: int = setting(N_SAMPLES, minimum=1)  # n, rollouts estimating a task's accuracy
@@ -71,27 +79,6 @@ class AzrOptions:
     solve_max_tokens: int | None = setting(None, minimum=1)
     distance: str = "tree"  # AST edit distance: APTED; "difflib": the code's cheap version
     logged_rollouts: int = setting(12, minimum=0)  # per step in OUT/samples.jsonl (flagged ones always)
-
-    def __post_init__(self) -> None:
-        check(type(self), vars(self), name=lambda f: f"options.{f}")
-        for name, value, allowed in (
-            ("template", self.template, ("r1", "chat")),
-            ("trivial_reward", self.trivial_reward, tuple(TRIVIAL)),
-            ("advantages", self.advantages, ("sequence", "token")),
-            ("solver_batch", self.solver_batch, STRATEGIES),
-            ("distance", self.distance, analysis.DISTANCE_METHODS),
-        ):
-            if value not in allowed:
-                raise HarnessError(f"options.{name} must be one of {', '.join(allowed)}, got {value!r}")
-
-    @classmethod
-    def from_mapping(cls, values: dict[str, Any]) -> AzrOptions:
-        unknown = sorted(set(values) - {f.name for f in fields(cls)})
-        if unknown:
-            raise HarnessError(
-                f"unknown Absolute Zero options {unknown}; valid: {', '.join(f.name for f in fields(cls))}"
-            )
-        return cls(**values)
 
 
 @dataclass
@@ -487,7 +474,7 @@ def _with_answer(item: Check, answer: str) -> Check:
 
 
 def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else math.nan
+    return sum(values) / len(values)
 
 
 def _generate(engine: Engine, prompt_ids: list[list[int]], max_tokens: int | None) -> list[Any]:

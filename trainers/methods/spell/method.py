@@ -29,19 +29,19 @@ import random
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import Tensor
 
 from harness import HarnessError
 from harness.backends.chat import middle_truncate
-from harness.settings import check, setting
+from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore, whiten_by_key
 from trainers.engine import Engine
-from trainers.method import Method
+from trainers.method import Method, MethodOptions
 from trainers.methods.spell import prompts
 from trainers.methods.spell.memory import Entry, HistoryMemory, questioner_documents
 from trainers.methods.spell.parsing import FORMAT_ERROR, Proposal, Rejected, parse_judgment, parse_proposal
@@ -66,8 +66,17 @@ RULES = {prompts.GENERAL: "cem", prompts.MATH: "numeric", prompts.CHOICE: "choic
 
 
 @dataclass(frozen=True)
-class SpellOptions:
+class SpellOptions(MethodOptions):
     """SPELL's own settings (`options:` in the config); defaults are the paper's (spell.md §1.11)."""
+
+    method: ClassVar[str] = "SPELL"
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {
+        "short_batch": ("error", "train"),
+        "questioner_reward": MAPPINGS,
+        "questioner_baseline": ("batch", "task"),
+        "memory_push": ("paper", "code"),
+        "vote": VOTES,
+    }
 
     documents_per_question: int = setting(5, minimum=1)  # m, §1.4
     memory_size: int = setting(3, minimum=0)  # L, §1.4; 0: "w/o History Memory"
@@ -95,27 +104,6 @@ class SpellOptions:
     train_questioner: bool = True  # False: "w/o Update" of the questioner
     train_verifier: bool = True  # False: "w/o Update" of the verifier
     logged_questions: int = setting(8, minimum=0)  # questions per step written to OUT/samples.jsonl
-
-    def __post_init__(self) -> None:
-        check(type(self), vars(self), name=lambda f: f"options.{f}")
-        for name, value, allowed in (
-            ("short_batch", self.short_batch, ("error", "train")),
-            ("questioner_reward", self.questioner_reward, MAPPINGS),
-            ("questioner_baseline", self.questioner_baseline, ("batch", "task")),
-            ("memory_push", self.memory_push, ("paper", "code")),
-            ("vote", self.vote, VOTES),
-        ):
-            if value not in allowed:
-                raise HarnessError(f"options.{name} must be one of {', '.join(allowed)}, got {value!r}")
-
-    @classmethod
-    def from_mapping(cls, values: dict[str, Any]) -> SpellOptions:
-        unknown = sorted(set(values) - {f.name for f in fields(cls)})
-        if unknown:
-            raise HarnessError(
-                f"unknown SPELL options {unknown}; valid: {', '.join(f.name for f in fields(cls))}"
-            )
-        return cls(**values)
 
 
 @dataclass
