@@ -561,11 +561,6 @@ def test_an_over_long_proposer_prompt_is_drawn_again_with_fewer_references():
     assert made.shown == [] and len(made.prompt_ids) == size(0)  # the last resort, still over budget
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="method.py _solve: with solver_lag=1 the fill-up draws from buffers that already hold this "
-    "step's proposals (added in _validate before _solve), so this step's tasks are solved at once",
-)
 def test_a_lagged_solver_batch_holds_no_task_of_this_step(plain_model, tmp_path):
     """`solver_lag: 1` is the code's order (absolute_zero.md §1.4): the solver's data loader is built at the
     start of the step, from the buffers as they were then, so step t's proposals are first solved at t+1.

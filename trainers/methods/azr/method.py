@@ -164,7 +164,10 @@ class AzrMethod(Method):
 
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
         self._seconds.clear()
+        calls = self.executor.stats()
         proposals = self._propose(engine)
+        # the code builds its solver batch before the step's proposals exist (§1.4); the paper after
+        lagged = self._solver_tasks() if self.options.solver_lag else None
         self._validate(proposals)
         self._learnability(engine, [p for p in proposals if p.made is not None])
         for p in proposals:
@@ -174,9 +177,9 @@ class AzrMethod(Method):
                 format_ok=format_ok(p.text, self._opens(engine, p.prompt_ids)),
                 trivial=self.options.trivial_reward,
             )
-        solves = self._solve(engine)
+        solves = self._solve(engine, self._solver_tasks() if lagged is None else lagged)
         self.buffers.end_step()
-        self._metrics = self._step_metrics(proposals, solves)
+        self._metrics = self._step_metrics(proposals, solves, calls)
         self._samples = self._step_samples(proposals, solves)
         self.answers_seen.update(s.answer for s in solves if s.answer is not None)
         out = [self._rollout(p.prompt_ids, p.completion, "propose", p.task, p.reward) for p in proposals]
@@ -243,7 +246,9 @@ class AzrMethod(Method):
         for k, (p, _) in enumerate(checked):
             p.successes = sum(s.verdict == "pass" for s in probes[k * n : (k + 1) * n])
 
-    def _solve(self, engine: Engine) -> list[_Solve]:
+    def _solver_tasks(self) -> list[tuple[str, Task]]:
+        """B tasks per type: this step's valid proposals (or, lagged, the previous step's), filled up
+        from the buffers as they stand."""
         B, lag, chosen = self.batch_size, self.options.solver_lag, []
         for task in TASKS:
             fresh = self.buffers.validated(task, lag)
@@ -251,6 +256,9 @@ class AzrMethod(Method):
                 (task, t)
                 for t in self.buffers.solver_tasks(task, fresh, B, self.rng, self.options.solver_batch)
             ]
+        return chosen
+
+    def _solve(self, engine: Engine, chosen: list[tuple[str, Task]]) -> list[_Solve]:
         solves = [s for s in self._solver_items(engine, chosen) if s.check is not None]
         self._answer(engine, solves)
         return solves
@@ -349,7 +357,9 @@ class AzrMethod(Method):
     def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
         return dict(self._metrics)
 
-    def _step_metrics(self, proposals: list[_Proposal], solves: list[_Solve]) -> dict[str, float]:
+    def _step_metrics(
+        self, proposals: list[_Proposal], solves: list[_Solve], before: dict[str, int]
+    ) -> dict[str, float]:
         out: dict[str, float] = {}
         for task in TASKS:
             mine = [p for p in proposals if p.task == task]
@@ -393,11 +403,8 @@ class AzrMethod(Method):
             out["azr/propose/ast_distance"] = _mean(distances)
         texts = [p.text for p in proposals] + [s.text for s in solves]
         out["azr/safety/flagged"] = float(sum(analysis.safety_flag(t).flagged for t in texts))
-        stats = self.executor.stats()
-        out["azr/executor/calls"], out["azr/executor/cache_hits"] = (
-            float(stats["calls"]),
-            float(stats["cache_hits"]),
-        )
+        for key, value in self.executor.stats().items():  # this step's sandbox runs and cache hits
+            out[f"azr/executor/{key}"] = float(value - before[key])
         for stage, seconds in self._seconds.items():
             out[f"azr/seconds/{stage}"] = seconds
         return out
