@@ -10,7 +10,10 @@ One method object lives for the whole run. Per generation step the trainer calls
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -133,3 +136,18 @@ class MethodOptions:
         if unknown:
             raise HarnessError(f"unknown {cls.method} options {unknown}; valid: {', '.join(valid)}")
         return cls(**values)
+
+
+class StageClock:
+    """Seconds a step spends per stage: `with clock("generate"): ...` adds to `seconds["generate"]`."""
+
+    def __init__(self) -> None:
+        self.seconds: Counter[str] = Counter()
+
+    @contextlib.contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage] += time.perf_counter() - start

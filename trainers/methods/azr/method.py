@@ -18,11 +18,9 @@ are the method's state, saved in every checkpoint.
 
 from __future__ import annotations
 
-import contextlib
 import random
-import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,7 +33,7 @@ from harness.sandbox import Limits
 from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.engine import Engine
-from trainers.method import Method, MethodOptions
+from trainers.method import Method, MethodOptions, StageClock
 from trainers.methods.azr import analysis, prompts
 from trainers.methods.azr.buffers import MAX_PROGRAMS, STRATEGIES, Task, TaskBuffers, read_seed_file
 from trainers.methods.azr.executor import FORBIDDEN, LIMITS, Check, Executor, Run
@@ -128,7 +126,7 @@ class AzrMethod(Method):
         self.answers_seen: Counter[str] = Counter()  # solver answers so far, for answer diversity
         self._metrics: dict[str, float] = {}
         self._samples: list[dict[str, Any]] = []
-        self._seconds: Counter[str] = Counter()
+        self._clock = StageClock()  # this step's seconds per stage
 
     @classmethod
     def from_config(cls, config: Any, reward: Any = None) -> AzrMethod:
@@ -163,7 +161,7 @@ class AzrMethod(Method):
     # --- one step ----------------------------------------------------------------------------------
 
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
-        self._seconds.clear()
+        self._clock.seconds.clear()
         calls = self.executor.stats()
         proposals = self._propose(engine)
         # the code builds its solver batch before the step's proposals exist (§1.4); the paper after
@@ -309,14 +307,6 @@ class AzrMethod(Method):
                 valid=s.answer is not None,
             )
 
-    @contextlib.contextmanager
-    def _clock(self, stage: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self._seconds[stage] += time.perf_counter() - start
-
     def _encode(self, engine: Engine, text: str) -> list[int]:
         if self.options.template == "chat":
             return engine.encode(prompts.chat_messages(text))
@@ -405,7 +395,7 @@ class AzrMethod(Method):
         out["azr/safety/flagged"] = float(sum(analysis.safety_flag(t).flagged for t in texts))
         for key, value in self.executor.stats().items():  # this step's sandbox runs and cache hits
             out[f"azr/executor/{key}"] = float(value - before[key])
-        for stage, seconds in self._seconds.items():
+        for stage, seconds in self._clock.seconds.items():
             out[f"azr/seconds/{stage}"] = seconds
         return out
 

@@ -23,12 +23,10 @@ choice (multiple choice).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import random
-import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -41,7 +39,7 @@ from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore, whiten_by_key
 from trainers.engine import Engine
-from trainers.method import Method, MethodOptions
+from trainers.method import Method, MethodOptions, StageClock
 from trainers.methods.spell import prompts
 from trainers.methods.spell.memory import Entry, HistoryMemory, questioner_documents
 from trainers.methods.spell.parsing import FORMAT_ERROR, Proposal, Rejected, parse_judgment, parse_proposal
@@ -157,7 +155,7 @@ class SpellMethod(Method):
             -1.0 if options.vote == "mode" else 0.0
         )  # the code's penalty goes with its vote
         self._metrics: dict[str, float] = {}
-        self._seconds: Counter[str] = Counter()
+        self._clock = StageClock()  # this step's seconds per stage
         self._samples: list[dict[str, Any]] = []
 
     @classmethod
@@ -204,7 +202,7 @@ class SpellMethod(Method):
 
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
         o, played, rounds = self.options, [], 0
-        self._seconds.clear()
+        self._clock.seconds.clear()
         while rounds < o.max_rounds and sum(kept(self._summary(q)) for q in played) < self.questions:
             rounds += 1
             played += self._play_round(engine)
@@ -258,15 +256,6 @@ class SpellMethod(Method):
         for q in round_:
             self._reward(q)
         return round_
-
-    @contextlib.contextmanager
-    def _clock(self, stage: str) -> Iterator[None]:
-        """Adds the time spent in `stage` to this step's `spell/seconds/<stage>` (the paper's Fig. 7)."""
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self._seconds[stage] += time.perf_counter() - start
 
     def _draw(self, engine: Engine) -> _Question:
         task = self.rng.choice(self.tasks)
@@ -502,7 +491,7 @@ class SpellMethod(Method):
         answers = [r for q in answered for r in q.responder_rewards]
         if answers:  # every answer of every answered question, trained or not
             out["spell/responder/reward_all"] = sum(answers) / len(answers)
-        for stage, seconds in self._seconds.items():
+        for stage, seconds in self._clock.seconds.items():
             out[f"spell/seconds/{stage}"] = seconds
         for task in self.tasks:
             out[f"spell/solvable/{task}"] = solvable[task] / max(1, sum(solvable.values()))
