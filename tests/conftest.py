@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from helpers import SHARED_DATA
+from sandbox_helpers import marker, survivors
 
 os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")  # before anything imports huggingface_hub
 
@@ -17,6 +18,16 @@ def pytest_configure(config: pytest.Config) -> None:
     """A SIGTERM (a CI or tox timeout) unwinds like Ctrl-C: session fixtures still stop their vLLM
     engines and servers, which would otherwise outlive pytest."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
+@pytest.fixture
+def mark():
+    """A marker for processes a test's program starts; any survivor carrying it is killed by pid after
+    the test (tests assert there is none)."""
+    value = marker()
+    yield value
+    for pid in survivors(value):
+        os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture(scope="session")

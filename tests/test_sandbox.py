@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import threading
 import time
 from collections import Counter, OrderedDict, namedtuple
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import marker, own_cgroups, survivors
+from sandbox_helpers import own_cgroups, survivors
 
 from harness.sandbox import (
     VERDICTS,
@@ -34,15 +33,6 @@ from harness.sandbox import (
 from harness.sandbox.codec import MAX_DEPTH, CodecError, decode, encode
 
 LIMITS = Limits(wall=5.0, cpu=5.0, memory_mb=512, processes=16)
-
-
-@pytest.fixture
-def mark():
-    """A marker for processes the test's program starts; any survivor is killed (by pid) afterwards."""
-    value = marker()
-    yield value
-    for pid in survivors(value):
-        os.kill(pid, signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import marker, own_cgroups, survivors
+from sandbox_helpers import own_cgroups, survivors
 
 from harness.sandbox import CallFailed, Limits, Served, cgroup, isolated, isolation, run_program, run_tests
 
@@ -68,15 +68,6 @@ def remove_leaked_cgroups():
             group.rmdir()
         except OSError:
             pass
-
-
-@pytest.fixture
-def mark():
-    """A process marker; after the test, any survivor carrying it is killed by pid (and was a failure)."""
-    value = marker()
-    yield value
-    for pid in survivors(value):
-        os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture

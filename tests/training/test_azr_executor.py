@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import inspect
 import os
-import signal
 import textwrap
 import time
 
 import pytest
-from sandbox_helpers import marker, own_cgroups, survivors
+from sandbox_helpers import own_cgroups, survivors
 
 from harness.sandbox import Limits, Served, isolated
 from trainers.methods.azr import executor
@@ -43,15 +42,6 @@ sandboxed = pytest.mark.skipif(not isolated(), reason="bubblewrap isolation unav
 
 def prog(source: str) -> str:
     return textwrap.dedent(source).strip() + "\n"
-
-
-@pytest.fixture
-def mark():
-    """A marker for processes a test's program starts; any survivor is killed (by pid) afterwards."""
-    value = marker()
-    yield value
-    for pid in survivors(value):
-        os.kill(pid, signal.SIGKILL)
 
 
 # --- the forbidden list ---------------------------------------------------------------------------
