@@ -286,7 +286,7 @@ def method_state_path(checkpoint: str, rank: int) -> str:
 
 
 def _fit_rows(rows: list[int], budget: int, step: int, filler: int, idle: int) -> tuple[list[int], Tensor]:
-    """Exactly `budget` row indices: TRL splits a generation batch evenly and drops any remainder.
+    """`budget` row indices (TRL splits a generation batch evenly and drops any remainder), or `idle`.
 
     Extra rows are sub-sampled (seeded by the step); missing ones repeat the first of `rows`, with
     their loss masked out (`padded`). With no trainable row the step trains on nothing: `idle` masked
