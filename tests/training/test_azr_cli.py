@@ -31,8 +31,8 @@ def test_dry_run_prints_the_resolved_options(tmp_path):
     assert (options["references"], options["mc_samples"], options["num_inputs"]) == (6, 4, 4)
     assert (options["template"], options["timeout"], options["max_prompt_tokens"]) == ("chat", 5.0, 2048)
     assert (options["propose_max_tokens"], options["solve_max_tokens"]) == (192, 96)
-    assert (options["trivial_reward"], options["advantages"], options["solver_lag"]) == (
-        "code",
+    assert (options["reward_rule"], options["advantages"], options["solver_lag"]) == (
+        "paper",
         "sequence",
         0,
     )

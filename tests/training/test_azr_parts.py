@@ -40,10 +40,9 @@ from trainers.methods.azr.buffers import (
 from trainers.methods.azr.rewards import (
     FORMAT_ERROR,
     ROLES,
+    RULES,
     TASKS,
-    TRIVIAL,
     WRONG,
-    composite_reward,
     learnability,
     proposer_reward,
     solver_reward,
@@ -78,47 +77,31 @@ def test_learnability_strictly_decreasing_inside_and_rejects_bad_counts():
         learnability(-1, 8)
 
 
-def test_composite_reward_proposer():
-    # invalid / unparsable / format error -> -1, whatever the value
-    assert composite_reward("propose", format_ok=False, valid=True, value=0.875) == -1.0
-    assert composite_reward("propose", format_ok=True, valid=False, value=0.0) == -1.0
-    # valid, learnability 0 (r̄ ∈ {0, 1}): -0.5 by the code, 0 by Eq. 4 alone
-    assert composite_reward("propose", True, True, 0.0) == -0.5
-    assert composite_reward("propose", True, True, 0.0, trivial="paper") == 0.0
-    # valid and learnable: 1 - r̄
-    assert composite_reward("propose", True, True, 0.875) == 0.875
-    assert composite_reward("propose", True, True, 0.125, trivial="paper") == 0.125
-    assert (FORMAT_ERROR, WRONG, TRIVIAL) == (-1.0, -0.5, {"code": -0.5, "paper": 0.0})
-
-
-def test_proposer_reward_from_rollouts():
-    assert proposer_reward(None) == -1.0  # no valid task
+def test_proposer_reward_paper_rule():
+    """The default reads Eq. 6 with Eq. 4: -1 malformed or unparsable, -0.5 parsed but invalid (wrong
+    but well-formatted), else the learnability, 0 when every or no rollout solves the task."""
     assert proposer_reward(1, format_ok=False) == -1.0
-    assert [proposer_reward(k) for k in (0, 1, 4, 7, 8)] == [-0.5, 0.875, 0.5, 0.125, -0.5]
-    assert [proposer_reward(k, trivial="paper") for k in (0, 4, 8)] == [0.0, 0.5, 0.0]
+    assert proposer_reward(None, parsed=False) == -1.0
+    assert proposer_reward(None) == -0.5  # parsed, failed validation in the sandbox
+    assert [proposer_reward(k) for k in (0, 1, 4, 7, 8)] == [0.0, 0.875, 0.5, 0.125, 0.0]
     assert proposer_reward(1, 2) == 0.5
+    assert (FORMAT_ERROR, WRONG, RULES) == (-1.0, -0.5, ("paper", "code"))
 
 
-def test_composite_reward_solver():
-    assert composite_reward("solve", True, True, 1.0) == 1.0
-    assert composite_reward("solve", True, True, 0.0) == -0.5
-    assert composite_reward("solve", False, True, 1.0) == -1.0  # a correct answer outside the tags
-    assert composite_reward("solve", True, False, 0.0) == -1.0  # no answer block
+def test_proposer_reward_code_rule():
+    """The released code: -1 for any proposal without a valid task, -0.5 for a valid one at 0 or n."""
+    assert proposer_reward(None, rule="code") == -1.0
+    assert proposer_reward(None, parsed=False, rule="code") == -1.0
+    assert [proposer_reward(k, rule="code") for k in (0, 1, 4, 7, 8)] == [-0.5, 0.875, 0.5, 0.125, -0.5]
+    with pytest.raises(ValueError, match="rule"):
+        proposer_reward(1, rule="zero")
+
+
+def test_solver_reward():
     assert solver_reward(True) == 1.0
     assert solver_reward(False) == -0.5
-    assert solver_reward(True, format_ok=False) == -1.0
-    assert solver_reward(False, valid=False) == -1.0
-    # the paper/code option only concerns the proposer
-    assert composite_reward("solve", True, True, 0.0, trivial="paper") == -0.5
-
-
-def test_composite_reward_rejects_unknowns():
-    with pytest.raises(ValueError, match="role"):
-        composite_reward("judge", True, True, 1.0)
-    with pytest.raises(ValueError, match="trivial"):
-        composite_reward("propose", True, True, 0.5, trivial="zero")
-    with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        composite_reward("solve", True, True, -0.5)
+    assert solver_reward(True, format_ok=False) == -1.0  # a correct answer outside the tags
+    assert solver_reward(False, valid=False) == -1.0  # no answer block
 
 
 # ---------------------------------------------------------------- TRR++
@@ -393,8 +376,8 @@ def test_induction_programs_come_from_abduction_and_deduction():
 def test_growth_regardless_of_reward_and_validated_record():
     buffers = TaskBuffers()
     proposals = [triplet(1), triplet(2), triplet(3)]
-    rewards = [proposer_reward(k) for k in (0, 1, 8)]  # -0.5, 0.875, -0.5: all valid
-    assert rewards == [-0.5, 0.875, -0.5]
+    rewards = [proposer_reward(k) for k in (0, 1, 8)]  # 0, 0.875, 0: all valid
+    assert rewards == [0.0, 0.875, 0.0]
     assert buffers.add("deduction", proposals) == 3
     assert buffers["deduction"] == [ZERO_TASK, *proposals]
     assert buffers.validated("deduction") == proposals and buffers.validated("deduction", lag=1) == []

@@ -8,15 +8,16 @@ inputs (2 shown, 2 hidden), the raw R1 template (completions start inside `<thin
 The buffers start from the zero triplet: D_abd = D_ded = [identity on "Hello world"], D_ind empty, so
 step 1's induction proposers both see the identity program.
 
-Step 1 proposals (proposer reward: -1 invalid or malformed, 1 - k/n learnable, -0.5 for k in {0, n}):
+Step 1 proposals (the paper's rule: -1 malformed or unparsable, -0.5 parsed but invalid, else the
+learnability 1 - k/n, 0 for k in {0, n}):
 
 | slice | proposal | sandbox | probes passing k | reward |
 |---|---|---|---|---|
 | abduction | `x * 2 + 1` on `3` | valid, output 7 | 1 of 4 (inputs 3, 4, 5, 0) | 1 - 1/4 = 0.75 |
-| abduction | `while True: pass` | timeout | | -1 |
-| deduction | `hash(s)` on `'abc'` | non-deterministic | | -1 |
-| deduction | `import random` | forbidden import random | | -1 |
-| induction | 4 inputs on identity | valid | 4 of 4 | -0.5 |
+| abduction | `while True: pass` | timeout | | -0.5 |
+| deduction | `hash(s)` on `'abc'` | non-deterministic | | -0.5 |
+| deduction | `import random` | forbidden import random | | -0.5 |
+| induction | 4 inputs on identity | valid | 4 of 4 | 0 |
 | induction | 3 inputs (N = 4) | does not parse | | -1 |
 
 Step 1 answers (solver reward: 1 right, -0.5 wrong, -1 unreadable); the solver batch lists deduction,
@@ -37,10 +38,10 @@ Step 2, on step 1's buffers (abduction proposers see both triplets as references
 |---|---|---|---|---|
 | abduction | `return x +` | syntax error | | -1 |
 | abduction | `sorted(xs)[0]` on `[3, 1, 2]`, no `</think>` | valid, output 1 | 2 of 4 | -1 (format) |
-| deduction | `sum(range(n))` on `5` | valid, output 10 | 0 of 4 | -0.5 |
+| deduction | `sum(range(n))` on `5` | valid, output 10 | 0 of 4 | 0 |
 | deduction | `s[::-1].upper()` on `'abc'` | valid, output 'CBA' | 2 of 4 | 0.5 |
 | induction | no `<answer>` block | | | -1 |
-| induction | inputs None, 1, 2, 3 | input 1 invalid on either program | | -1 |
+| induction | inputs None, 1, 2, 3 | input 1 invalid on either program | | -0.5 |
 
 | slice | task | answer | reward |
 |---|---|---|---|
@@ -281,9 +282,9 @@ IND_TASK = Task(IDENTITY, inputs=IND_INPUTS, outputs=("'a'", "'bc'", "[1, 2]", "
 
 # step 1, in batch order: proposals (abduction, deduction, induction), then answers (deduction,
 # abduction, induction)
-STEP1_PROPOSE = {"abduction": [0.75, -1.0], "deduction": [-1.0, -1.0], "induction": [-0.5, -1.0]}
+STEP1_PROPOSE = {"abduction": [0.75, -0.5], "deduction": [-0.5, -0.5], "induction": [0.0, -1.0]}
 STEP1_SOLVE = {"deduction": [1.0, -1.0], "abduction": [1.0, -0.5], "induction": [1.0, -0.5]}
-STEP2_PROPOSE = {"abduction": [-1.0, -1.0], "deduction": [-0.5, 0.5], "induction": [-1.0, -1.0]}
+STEP2_PROPOSE = {"abduction": [-1.0, -1.0], "deduction": [0.0, 0.5], "induction": [-1.0, -0.5]}
 STEP2_SOLVE = {"deduction": [1.0, -0.5], "abduction": [1.0, -0.5], "induction": [1.0, -0.5]}
 
 
@@ -429,7 +430,7 @@ def test_the_second_step_builds_on_the_buffers(plain_model, tmp_path):
     texts = texts_of(trainer, batch)
     assert texts == engine.replies[3] + engine.replies[5] and not any("probe" in t for t in texts)
 
-    # valid proposals join their buffers whatever their reward: -1 (format), -0.5 (k = 0), 0.5
+    # valid proposals join their buffers whatever their reward: -1 (format), 0 (k = 0), 0.5
     assert method.buffers["abduction"] == [ZERO_TASK, DOUBLE_TASK, Task(SMALLEST, "[3, 1, 2]", "1")]
     assert method.buffers["deduction"] == [
         ZERO_TASK,
@@ -463,7 +464,7 @@ def test_a_real_optimizer_step_on_the_scripted_batch(plain_model, tmp_path):
     assert any(not torch.equal(v, after[n].detach()) for n, v in before.items())
     logged = trainer.state.log_history[0]
     assert logged["grad_norm"] > 0 and math.isfinite(logged["loss"])
-    assert logged["rewards/propose/mean"] == pytest.approx(-0.625)
+    assert logged["rewards/propose/mean"] == pytest.approx(sum(sum(STEP1_PROPOSE.values(), [])) / 6)
     assert logged["rewards/solve/mean"] == pytest.approx(1 / 6)
     for task in ("deduction", "abduction", "induction"):
         for role in ("propose", "solve"):
@@ -509,16 +510,17 @@ def token_whiten(values: list[float], lengths: list[int]) -> list[float]:
     return [(v - mean) / math.sqrt(var + 1e-8) for v in values]
 
 
-def test_the_papers_trivial_reward_and_token_weighted_advantages(plain_model, tmp_path):
-    """The two fidelity switches: Eq. 4 read alone gives a valid proposal that every probe solves 0, not
-    -0.5; `advantages: token` whitens each slice with veRL's token-weighted statistics."""
-    method = azr(trivial_reward="paper", advantages="token")
+def test_the_codes_reward_rule_and_token_weighted_advantages(plain_model, tmp_path):
+    """The two fidelity switches: the released code gives -1 to every proposal without a valid task and
+    -0.5 to a valid one that every probe solves; `advantages: token` whitens each slice with veRL's
+    token-weighted statistics."""
+    method = azr(reward_rule="code", advantages="token")
     scored = recorded(method)
     trainer = trainer_for(method, plain_model, tmp_path)
     trainer.model.train()
     batch = step_batch(trainer)
     (rollouts,) = scored
-    propose = STEP1_PROPOSE | {"induction": [0.0, -1.0]}  # 4 of 4 probes solved the induction task
+    propose = {"abduction": [0.75, -1.0], "deduction": [-1.0, -1.0], "induction": [-0.5, -1.0]}
     rewards, _, labels = expected(propose, STEP1_SOLVE)
     assert [r.meta["reward"] for r in rollouts] == rewards
     lengths = [len(r.completion_ids) for r in rollouts]

@@ -7,7 +7,8 @@ tasks over Python programs. One step (Algorithm 1, with n = 1 rollout per prompt
 2. validate each parsed proposal in the sandbox (executor.py): safety, integrity, determinism over two
    processes. Every valid proposal joins its buffer, whatever its reward;
 3. learnability: n Monte-Carlo solver rollouts of each valid proposal, scored but never trained on,
-   give r_propose = 1 - mean (0 at mean 0 or 1, which the composite reward maps to -0.5 by default);
+   give r_propose = 1 - mean (0 at mean 0 or 1); a proposal that parsed but failed validation gets -0.5,
+   a malformed one -1 (`reward_rule: code` is the released code's -1 / -0.5 instead);
 4. solve: B tasks per type, this step's valid ones (or the previous step's, `solver_lag: 1`) filled up
    from the buffer; one answer each, checked in the sandbox by value;
 5. TRR++: advantages whitened within each of the six (task, role) slices.
@@ -38,7 +39,7 @@ from trainers.methods.azr import analysis, prompts
 from trainers.methods.azr.buffers import MAX_PROGRAMS, STRATEGIES, Task, TaskBuffers, read_seed_file
 from trainers.methods.azr.executor import FORBIDDEN, LIMITS, Check, Executor, Run
 from trainers.methods.azr.parsing import Invalid, Proposal, extract_solution, format_ok, parse_proposal
-from trainers.methods.azr.rewards import N_SAMPLES, TRIVIAL, proposer_reward, solver_reward, trr_advantages
+from trainers.methods.azr.rewards import N_SAMPLES, RULES, proposer_reward, solver_reward, trr_advantages
 from trainers.rollout import Rollout
 
 TASKS = prompts.TASKS
@@ -53,7 +54,7 @@ class AzrOptions(MethodOptions):
     method: ClassVar[str] = "Absolute Zero"
     choices: ClassVar[dict[str, tuple[str, ...]]] = {
         "template": ("r1", "chat"),
-        "trivial_reward": tuple(TRIVIAL),
+        "reward_rule": RULES,
         "advantages": ("sequence", "token"),
         "solver_batch": STRATEGIES,
         "distance": analysis.DISTANCE_METHODS,
@@ -64,7 +65,9 @@ class AzrOptions(MethodOptions):
     num_inputs: int = setting(prompts.NUM_INPUTS, minimum=2)  # N, induction (half shown)
     max_programs: int = setting(MAX_PROGRAMS, minimum=1)  # buffer cap
     template: str = "r1"  # the raw R1 string with `<think>` prefilled (base models); "chat": a chat template
-    trivial_reward: str = "code"  # a valid proposal with mean 0 or 1: -0.5 (code); "paper": 0 (Eq. 4)
+    # paper: -1 unparsable, -0.5 invalid, else the learnability (0 at mean 0 or 1); "code": -1 for any
+    # proposal without a valid task and -0.5 for a valid one at mean 0 or 1 (§1.3, rewards.py)
+    reward_rule: str = "paper"
     advantages: str = "sequence"  # TRR++ statistics per slice (paper); "token": veRL's token-weighted
     solver_lag: int = setting(0, minimum=0, maximum=1)  # 1: solve last step's proposals (the code)
     solver_batch: str = "paper"  # fill-up rule; "max_new": the code's pred_data_mix_strategy
@@ -173,7 +176,8 @@ class AzrMethod(Method):
                 p.successes,
                 self.options.mc_samples,
                 format_ok=format_ok(p.text, self._opens(engine, p.prompt_ids)),
-                trivial=self.options.trivial_reward,
+                parsed=isinstance(p.parsed, Proposal),
+                rule=self.options.reward_rule,
             )
         solves = self._solve(engine, self._solver_tasks() if lagged is None else lagged)
         self.buffers.end_step()

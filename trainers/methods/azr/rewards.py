@@ -2,10 +2,12 @@
 
 - The proposer's learnability reward, Eq. 4: 1 - r̄ over n Monte-Carlo solver rollouts, 0 when every or
   no rollout solves the task.
-- The format-aware composite, Eq. 6, with the released code's reading (§1.3 "Code-level precision"):
-  an invalid proposal or a malformed answer gets -1, a wrong but formatted answer -0.5, and a valid
-  proposal whose learnability is 0 also -0.5 (`trivial="code"`) or the 0 of Eq. 4 read alone
-  (`trivial="paper"`; §8 item 1).
+- The format-aware composite, Eq. 6. A malformed completion gets -1 and a wrong but formatted answer
+  -0.5. For a proposal, `rule="paper"` (the default) reads Eq. 6 with Eq. 4: a proposal that parses
+  but fails validation is "wrong but well-formatted", -0.5, and a valid one earns its learnability
+  (0 when every or no rollout solves it). `rule="code"` is the released code (§1.3 "Code-level
+  precision", §8 item 1): -1 for any proposal without a valid task, -0.5 for a valid one whose
+  learnability is 0.
 - Task-Relative REINFORCE++ (Eq. 8): rewards whitened within each of the six (task, role) slices, with
   sequence-level statistics (the paper) or token-weighted ones (the code's veRL `masked_whiten`).
 """
@@ -25,7 +27,7 @@ N_SAMPLES = 8  # n, Monte-Carlo solver rollouts per validated proposal (Table 3)
 
 FORMAT_ERROR = -1.0  # a malformed answer, or a proposal that does not yield a valid task
 WRONG = -0.5  # a formatted but wrong answer (the seed lost the minus; the code has -0.5)
-TRIVIAL = {"code": -0.5, "paper": 0.0}  # a valid proposal every or no rollout solves
+RULES = ("paper", "code")  # the proposer's reading of Eq. 6
 EPS = 1e-8  # veRL's masked_whiten: rsqrt(var + 1e-8)
 
 
@@ -40,45 +42,33 @@ def learnability(successes: int, n: int = N_SAMPLES) -> float:
     return 1.0 - successes / n
 
 
-def composite_reward(
-    role: str, format_ok: bool, valid: bool, value: float, *, trivial: str = "code"
-) -> float:
-    """Eq. 6 as the code applies it to either role.
-
-    `format_ok` is the `<think>…</think><answer>…</answer>` check; `valid` is, for a proposer, whether
-    the proposal parsed and passed the executor's filters (§1.5), and for a solver whether its answer
-    block could be read at all. Either one false gives FORMAT_ERROR (-1).
-
-    `value` is r_role: the learnability for a proposer, the correctness (1 or 0) for a solver. A positive
-    value is the reward; a value of 0 gives WRONG (-0.5) to a solver and TRIVIAL[trivial] to a proposer
-    (-0.5, the code's rule; 0, Eq. 4 read alone).
-    """
-    if role not in ROLES:
-        raise ValueError(f"role {role!r} is not one of {ROLES}")
-    if trivial not in TRIVIAL:
-        raise ValueError(f"trivial-proposal rule {trivial!r} is not one of {tuple(TRIVIAL)}")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"r_{role} must lie in [0, 1], got {value}")
-    if not (format_ok and valid):
-        return FORMAT_ERROR
-    if value > 0:
-        return float(value)
-    return TRIVIAL[trivial] if role == "propose" else WRONG
-
-
 def proposer_reward(
-    successes: int | None, n: int = N_SAMPLES, *, format_ok: bool = True, trivial: str = "code"
+    successes: int | None,
+    n: int = N_SAMPLES,
+    *,
+    format_ok: bool = True,
+    parsed: bool = True,
+    rule: str = "paper",
 ) -> float:
-    """A proposal's reward from its solver rollouts; `successes=None` marks a proposal that did not
-    yield a valid task (unparsable, failed or banned execution, non-deterministic)."""
+    """A proposal's reward. `format_ok` is the think/answer check, `parsed` whether a task could be read
+    from it, `successes` its Monte-Carlo solves, None when it failed validation in the sandbox."""
+    if rule not in RULES:
+        raise ValueError(f"proposer reward rule {rule!r} is not one of {RULES}")
+    if not (format_ok and parsed):
+        return FORMAT_ERROR
     if successes is None:
-        return composite_reward("propose", format_ok, False, 0.0, trivial=trivial)
-    return composite_reward("propose", format_ok, True, learnability(successes, n), trivial=trivial)
+        return WRONG if rule == "paper" else FORMAT_ERROR
+    value = learnability(successes, n)
+    if value > 0:
+        return value
+    return 0.0 if rule == "paper" else WRONG
 
 
 def solver_reward(correct: bool, *, format_ok: bool = True, valid: bool = True) -> float:
-    """1 correct, -0.5 wrong but formatted, -1 malformed (Eq. 5 inside Eq. 6)."""
-    return composite_reward("solve", format_ok, valid, float(correct))
+    """1 correct, -0.5 wrong but formatted, -1 malformed or without a readable answer (Eq. 5 in Eq. 6)."""
+    if not (format_ok and valid):
+        return FORMAT_ERROR
+    return 1.0 if correct else WRONG
 
 
 def trr_keys(tasks: Sequence[str], roles: Sequence[str]) -> list[tuple[str, str]]:
