@@ -67,8 +67,7 @@ from typing import Any
 
 import pytest
 import torch
-from datasets import Dataset
-from trainer_helpers import cpu_args
+from trainer_helpers import scripted_trainer
 
 from harness.sandbox import isolated
 from trainers.engine import Generation, HFEngine
@@ -246,14 +245,7 @@ def trainer_for(method: AzrMethod, model: Path, out: Path, **args: Any) -> Metho
         max_steps=1,
         learning_rate=1e-3,
     )
-    trainer = MethodGRPOTrainer(
-        model=str(model),
-        args=cpu_args(out, **(settings | args)),
-        train_dataset=Dataset.from_list(rows * 2),
-        method=method,
-    )
-    trainer.engine = ScriptedEngine(trainer)
-    return trainer
+    return scripted_trainer(method, model, out, rows * 2, ScriptedEngine, **(settings | args))
 
 
 def zscore(values: list[float]) -> list[float]:

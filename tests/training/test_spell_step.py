@@ -24,8 +24,7 @@ from typing import Any
 
 import pytest
 import torch
-from datasets import Dataset
-from trainer_helpers import cpu_args
+from trainer_helpers import scripted_trainer
 
 from harness import HarnessError
 from trainers.engine import Generation, HFEngine
@@ -167,14 +166,7 @@ def trainer_for(method: SpellMethod, model: Path, out: Path, **args: Any) -> Met
         loss_type="dapo",
         learning_rate=1e-3,
     )
-    trainer = MethodGRPOTrainer(
-        model=str(model),
-        args=cpu_args(out, **(settings | args)),
-        train_dataset=Dataset.from_list(rows * 4),
-        method=method,
-    )
-    trainer.engine = ScriptedEngine(trainer)
-    return trainer
+    return scripted_trainer(method, model, out, rows * 4, ScriptedEngine, **(settings | args))
 
 
 def zscore(values: list[float]) -> list[float]:

@@ -1,4 +1,4 @@
-"""Helpers for trainer tests: arithmetic rows and small CPU arguments."""
+"""Helpers for trainer tests: arithmetic rows, small CPU arguments, a trainer with a scripted engine."""
 
 from __future__ import annotations
 
@@ -37,3 +37,16 @@ def cpu_args(out: Path, **overrides):
         seed=0,
     )
     return GRPOConfig(**(settings | overrides))
+
+
+def scripted_trainer(method, model: Path, out: Path, rows: list[dict], engine: type, **args):
+    """A `MethodGRPOTrainer` of `method` on `rows` whose engine is `engine(trainer)` (scripted replies)."""
+    from datasets import Dataset
+
+    from trainers.trainer import MethodGRPOTrainer
+
+    trainer = MethodGRPOTrainer(
+        model=str(model), args=cpu_args(out, **args), train_dataset=Dataset.from_list(rows), method=method
+    )
+    trainer.engine = engine(trainer)
+    return trainer

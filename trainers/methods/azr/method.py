@@ -97,6 +97,18 @@ class _Proposal:
     successes: int | None = None  # of the Monte-Carlo solves
     reward: float = 0.0
 
+    def record(self) -> dict[str, Any]:
+        return {
+            "role": "propose",
+            "task": self.task,
+            "completion": self.text,
+            "valid": self.made is not None,
+            "reason": self.reason,
+            "task_made": self.made.to_dict() if self.made else None,
+            "successes": self.successes,
+            "reward": self.reward,
+        }
+
 
 @dataclass
 class _Solve:
@@ -111,6 +123,17 @@ class _Solve:
     answer: str | None = None
     verdict: str = ""
     reward: float = 0.0
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "role": "solve",
+            "task": self.task,
+            "source": self.source.to_dict(),
+            "completion": self.text,
+            "answer": self.answer,
+            "verdict": self.verdict,
+            "reward": self.reward,
+        }
 
 
 class AzrMethod(Method):
@@ -405,39 +428,12 @@ class AzrMethod(Method):
 
     def _step_samples(self, proposals: list[_Proposal], solves: list[_Solve]) -> list[dict[str, Any]]:
         """The first `logged_rollouts` proposals and answers, and every one the safety flag marks."""
-        keep = self.options.logged_rollouts
         out = []
-        for k, p in enumerate(proposals):
-            flag = analysis.safety_flag(p.text)
-            if k < keep or flag.flagged:
-                out.append(
-                    {
-                        "role": "propose",
-                        "task": p.task,
-                        "completion": p.text,
-                        "valid": p.made is not None,
-                        "reason": p.reason,
-                        "task_made": p.made.to_dict() if p.made else None,
-                        "successes": p.successes,
-                        "reward": p.reward,
-                        "safety_flags": list(flag.keywords),
-                    }
-                )
-        for k, s in enumerate(solves):
-            flag = analysis.safety_flag(s.text)
-            if k < keep or flag.flagged:
-                out.append(
-                    {
-                        "role": "solve",
-                        "task": s.task,
-                        "source": s.source.to_dict(),
-                        "completion": s.text,
-                        "answer": s.answer,
-                        "verdict": s.verdict,
-                        "reward": s.reward,
-                        "safety_flags": list(flag.keywords),
-                    }
-                )
+        for rows in (proposals, solves):
+            for k, row in enumerate(rows):
+                flag = analysis.safety_flag(row.text)
+                if k < self.options.logged_rollouts or flag.flagged:
+                    out.append({**row.record(), "safety_flags": list(flag.keywords)})
         return out
 
     def take_samples(self) -> list[dict[str, Any]]:
