@@ -21,7 +21,7 @@ from accelerate.utils import gather_object
 from torch import Tensor
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
-from trl.trainer.utils import get_config_model_id, pad
+from trl.trainer.utils import RepeatSampler, get_config_model_id, pad
 
 from trainers.engine import make_engine
 from trainers.masks import completion_mask as make_completion_mask
@@ -60,6 +60,11 @@ class MethodGRPOTrainer(GRPOTrainer):
         super().__init__(*args, reward_funcs=[_scoring_is_the_methods], **kwargs)
         self.method = method
         self.engine = make_engine(self)
+
+    def _get_train_sampler(self, dataset: Any = None) -> RepeatSampler:
+        sampler = super()._get_train_sampler(dataset)
+        sampler.__class__ = EpochSeededSampler  # the same sampler, with set_epoch (no new state)
+        return sampler
 
     # --- the batch -------------------------------------------------------------------------------
 
@@ -271,6 +276,16 @@ class MethodGRPOTrainer(GRPOTrainer):
                     "with this number of processes"
                 )
             self.method.load_state_dict(torch.load(path, weights_only=False))
+
+
+class EpochSeededSampler(RepeatSampler):
+    """TRL's sampler, its order for epoch e drawn from seed + e. TRL draws each epoch's order from one
+    generator, which a run resumed in epoch e > 0 restarts at epoch 0's order; the trainer calls
+    `set_epoch` at every epoch, so a resumed run now sees the rows the run it continues would have."""
+
+    def set_epoch(self, epoch: int) -> None:
+        if self.seed is not None:
+            self.generator.manual_seed(self.seed + epoch)
 
 
 def method_state_file(rank: int, name: str = METHOD_STATE) -> str:

@@ -20,7 +20,13 @@ from harness.types import Item
 from trainers.methods.grpo import GRPOMethod
 from trainers.rewards import ScorerReward
 from trainers.run import item_rows
-from trainers.trainer import CONSUMED_KEYS, MethodGRPOTrainer, _fit_rows, method_state_path
+from trainers.trainer import (
+    CONSUMED_KEYS,
+    EpochSeededSampler,
+    MethodGRPOTrainer,
+    _fit_rows,
+    method_state_path,
+)
 
 # Keys TRL's loss reads only for vision-language models; our text rollouts never carry them
 VISION_KEYS = {
@@ -143,6 +149,23 @@ def test_fit_rows_subsamples_or_pads_to_the_budget():
 
 
 @pytest.mark.slow
+def test_each_epoch_draws_its_order_from_the_seed_and_the_epoch():
+    """A sampler started at epoch 2 (a resumed run) yields the rows of one that went through 0 and 1."""
+
+    def sampler() -> EpochSeededSampler:
+        return EpochSeededSampler(list(range(12)), mini_repeat_count=2, batch_size=3, seed=7)
+
+    through = sampler()
+    epochs = []
+    for epoch in range(3):
+        through.set_epoch(epoch)
+        epochs.append(list(through))
+    resumed = sampler()
+    resumed.set_epoch(2)
+    assert list(resumed) == epochs[2] and epochs[2] != epochs[1] != epochs[0]
+    assert sorted(epochs[2]) == sorted(i for i in range(12) for _ in range(2))
+
+
 def test_method_state_file_per_rank_and_in_older_checkpoints(tmp_path):
     assert method_state_path(str(tmp_path), 0) == str(tmp_path / "method_state.pt")  # what a new save writes
     assert method_state_path(str(tmp_path), 2) == str(tmp_path / "method_state-rank2.pt")
