@@ -413,11 +413,18 @@ def test_served_judge_on_a_dead_server_raises():
         judge.compare([pair("x", "y")])
 
 
+class ByteTokenizer:
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        return list(text.encode())
+
+
 class StubEngine:
     """encode: the prompt's bytes; generate: the prompt reversed, cut to max_tokens, then EOS (0)."""
 
     def __init__(self):
         self.budgets: list[int | None] = []
+        self.prompts: list[list[int]] = []
+        self.tokenizer = ByteTokenizer()
 
     def encode(self, messages) -> list[int]:
         ((message,),) = [messages]
@@ -426,6 +433,7 @@ class StubEngine:
 
     def generate(self, prompts, max_tokens=None) -> list[Generation]:
         self.budgets.append(max_tokens)
+        self.prompts += [list(p) for p in prompts]
         return [
             Generation([*p[::-1][:max_tokens], 0], [0.0] * (min(len(p), max_tokens) + 1), "stop")
             for p in prompts
@@ -440,3 +448,11 @@ def test_policy_judge_maps_prompts_to_texts_in_order():
     policy = PolicyJudge(lambda: engine, max_tokens=3)
     assert policy(["abcd", "xyz", "q"], [1, 2, 3], 0.0) == ["dcb", "zyx", "q"]
     assert engine.budgets == [3]  # one batch with the judge's budget
+
+
+def test_policy_judge_prefill_starts_every_reply():
+    """The prefill's tokens follow the chat prompt, and the reply handed back begins with it."""
+    engine = StubEngine()
+    policy = PolicyJudge(lambda: engine, max_tokens=2, prefill="\\boxed{")
+    assert policy(["ab"], [1], 0.0) == ["\\boxed{" + "{d"]  # the stub answers the prompt reversed
+    assert engine.prompts == [list(b"ab\\boxed{")]

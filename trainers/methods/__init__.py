@@ -1,9 +1,10 @@
 """One class per training method; `METHODS` maps the `harness train METHOD` name to its class."""
 
+from trainers.methods.arena.method import ArenaMethod
 from trainers.methods.azr.method import AzrMethod
 from trainers.methods.grpo import GRPOMethod
 from trainers.methods.spell import SpellMethod
 
-METHODS = {"grpo": GRPOMethod, "spell": SpellMethod, "azr": AzrMethod}
+METHODS = {"grpo": GRPOMethod, "spell": SpellMethod, "azr": AzrMethod, "arena": ArenaMethod}
 
-__all__ = ["METHODS", "AzrMethod", "GRPOMethod", "SpellMethod"]
+__all__ = ["METHODS", "ArenaMethod", "AzrMethod", "GRPOMethod", "SpellMethod"]

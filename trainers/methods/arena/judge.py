@@ -202,15 +202,19 @@ class ServedJudge:
 
 class PolicyJudge:
     """`JudgeGenerate` with the policy being trained (trainers/engine.py). The policy samples with the
-    trainer's own sampling settings: the seeds and temperature asked for are not used."""
+    trainer's own sampling settings: the seeds and temperature asked for are not used.
 
-    def __init__(self, engine_getter: Callable[[], Engine], max_tokens: int):
-        self.engine_getter, self.max_tokens = engine_getter, max_tokens
+    `prefill` starts every reply (e.g. "The better response is \\boxed{" for a model too small to box a
+    verdict unprompted); the reply returned includes it, so it is parsed as if the judge wrote it."""
+
+    def __init__(self, engine_getter: Callable[[], Engine], max_tokens: int, prefill: str = ""):
+        self.engine_getter, self.max_tokens, self.prefill = engine_getter, max_tokens, prefill
 
     def __call__(self, prompts: Sequence[str], seeds: Sequence[int], temperature: float) -> list[str]:
         engine = self.engine_getter()
-        ids = [engine.encode([{"role": "user", "content": prompt}]) for prompt in prompts]
-        return [engine.decode(g.ids) for g in engine.generate(ids, self.max_tokens)]
+        start = engine.tokenizer.encode(self.prefill, add_special_tokens=False) if self.prefill else []
+        ids = [[*engine.encode([{"role": "user", "content": prompt}]), *start] for prompt in prompts]
+        return [self.prefill + engine.decode(g.ids) for g in engine.generate(ids, self.max_tokens)]
 
 
 @dataclass(frozen=True)
