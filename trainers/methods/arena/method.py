@@ -186,26 +186,24 @@ class ArenaMethod(Method):
         if config.judge:
             from harness.scoring.judge import JudgeConfig
 
-            settings = dict(config.judge)
-            owned = sorted(set(settings) & set(JUDGE_ENGINE_KEYS))
-            if owned:
-                raise HarnessError(
-                    f"judge: {owned} are the pointwise YES/NO judge's; the arena has its own prompts"
-                )
-            judge = ServedJudge(JudgeConfig.from_settings(settings).engine, options.judge_max_tokens)
+            judge = ServedJudge(
+                JudgeConfig.from_settings(dict(config.judge)).engine, options.judge_max_tokens
+            )
         pool = dataset_rows(config)[0] if options.refill else ()
         return cls(reward, options, config.num_generations, judge, pool=pool, seed=config.seed)
 
     @classmethod
     def options_of(cls, config: Any) -> ArenaOptions:
+        """The options, and the judge's settings checked: any servable model, with the arena's prompts."""
+        owned = sorted(set(config.judge or {}) & set(JUDGE_ENGINE_KEYS))
+        if owned:
+            raise HarnessError(f"judge: {owned} set the YES/NO judge's prompt; the arena's judge has its own")
         return ArenaOptions.from_mapping(dict(config.options))
 
     @classmethod
     def resolved_options(cls, config: Any) -> dict[str, Any]:
         values = asdict(cls.options_of(config))
-        values["judge"] = (
-            "served: " + str((config.judge or {}).get("model")) if config.judge else "the policy"
-        )
+        values["judge"] = f"served: {config.judge['model']}" if config.judge else "the policy"
         return values
 
     def _policy(self) -> Engine:
