@@ -109,7 +109,7 @@ class ArenaOptions(MethodOptions):
 
 
 @dataclass
-class _Group:
+class Group:
     """One prompt's G traces: what the verifier and (when routed) the judge made of them."""
 
     key: str
@@ -286,7 +286,7 @@ class ArenaMethod(Method):
         self._samples = [g.record() for g in logged] + [{"judge_replies": self.judge.take_raw()}]
         return adv
 
-    def _standardised(self, rollouts: Sequence[Rollout], groups: dict[str, _Group]) -> Tensor:
+    def _standardised(self, rollouts: Sequence[Rollout], groups: dict[str, Group]) -> Tensor:
         """Eq. 2 per group on R* (Eq. 5): the verifier's reward, or the judge's for a routed group. Traces
         the judge left unrated sit out of their group's statistics with advantage 0."""
         seen: Counter[str] = Counter()
@@ -303,10 +303,10 @@ class ArenaMethod(Method):
             adv[rated] = group_zscore(reward, keys, unbiased=False, eps=self.options.eps).values
         return adv
 
-    def _groups(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, _Group]:
-        groups: dict[str, _Group] = {}
+    def _groups(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, Group]:
+        groups: dict[str, Group] = {}
         for r, value in zip(rollouts, rewards.tolist(), strict=True):
-            g = groups.setdefault(r.group, _Group(r.group, r.meta["problem"], r.meta["answer"], [], [], []))
+            g = groups.setdefault(r.group, Group(r.group, r.meta["problem"], r.meta["answer"], [], [], []))
             g.texts.append(r.meta["text"])
             g.lengths.append(len(r.completion_ids))
             g.verifier.append(value)
@@ -318,7 +318,7 @@ class ArenaMethod(Method):
                 g.route = kind
         return groups
 
-    def _judge_on_main(self, routed: list[_Group]) -> None:
+    def _judge_on_main(self, routed: list[Group]) -> None:
         """Judge the routed groups on the main process and broadcast what it found (§4.2 item 1)."""
         from accelerate import PartialState
         from accelerate.utils import broadcast_object_list
@@ -330,7 +330,7 @@ class ArenaMethod(Method):
             )
         found: list[Any] = [None]
         if state.is_main_process and routed:
-            self._judge(routed)
+            self.rate_groups(routed)
             found = [[(g.judged, g.matches, g.calls, g.bt_iterations) for g in routed]]
         if state.num_processes > 1:
             broadcast_object_list(found)
@@ -338,7 +338,8 @@ class ArenaMethod(Method):
                 for g, (judged, matches, calls, iterations) in zip(routed, found[0], strict=True):
                     g.judged, g.matches, g.calls, g.bt_iterations = judged, matches, calls, iterations
 
-    def _judge(self, routed: list[_Group]) -> None:
+    def rate_groups(self, routed: list[Group]) -> None:
+        """Each group's judge rewards (`judged`), comparison graph and call count, by the configured judge."""
         o = self.options
         if o.tournament == "pointwise":
             asks = [PointAsk(g.problem, g.reference, t) for g in routed for t in g.texts]
@@ -364,7 +365,7 @@ class ArenaMethod(Method):
             else:
                 g.judged = tournament.win_rates(g.matches, n)
 
-    def _round_robin(self, routed: list[_Group]) -> None:
+    def _round_robin(self, routed: list[Group]) -> None:
         """Every pair of every routed group, asked in one batch (§1.5)."""
         pairs = [(g, i, j) for g in routed for i, j in tournament.round_robin_pairs(len(g.texts))]
         verdicts = self.judge.compare(
@@ -377,7 +378,7 @@ class ArenaMethod(Method):
             if verdict is not None:
                 g.matches.append(tournament.Match(i, j, tournament.soft_outcome(verdict, self.options.gamma)))
 
-    def _live(self, routed: list[_Group]) -> None:
+    def _live(self, routed: list[Group]) -> None:
         """Each group's live schedule in its arrival order; the groups' next arrivals batched together."""
         o = self.options
         tours = [
@@ -426,7 +427,7 @@ class ArenaMethod(Method):
     def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
         return dict(self._metrics)
 
-    def _step_metrics(self, groups: list[_Group], adv: Tensor) -> dict[str, float]:
+    def _step_metrics(self, groups: list[Group], adv: Tensor) -> dict[str, float]:
         n = len(groups)
         routed = [g for g in groups if g.route is not None]
         counters = self.judge.take_counters()
