@@ -56,11 +56,13 @@ PROBLEMS = [
     ("B", "Add 4 and 4. Answer with the number only.", "8"),
     ("C", "Multiply 12 by 13. Answer with the number only.", "156"),
 ]
+REFILL = ("D", "Add 1 and 1. Answer with the number only.", "2")  # only in the refill pool
 # (quality mark, answer, padding words) per sample; padding sets the arrival order
 SCRIPT = {
     "A": [("2", 5, 0), ("2", 5, 2), ("1", 5, 4), ("3", 5, 6), ("X", 5, 8)],
     "B": [("1", 8, 0), ("1", 7, 2), ("1", 8, 4), ("1", 8, 6), ("1", 9, 8)],
     "C": [("3", 150, 4), ("1", 151, 0), ("4", 152, 8), ("2", 153, 2), ("5", 154, 6)],
+    "D": [("1", 2, 0), ("1", 3, 0), ("1", 2, 0), ("1", 2, 0), ("1", 2, 0)],
 }
 MATCHES = {
     "A": [(1, 0, 0.5), (2, 0, 0.0), (2, 1, 0.0), (3, 0, 1.0), (3, 2, 1.0), (3, 1, 1.0)],
@@ -83,8 +85,8 @@ def response(mark: str, answer: int, padding: int) -> str:
     return "so " * padding + f"[q{mark}] The answer is {answer}."
 
 
-def rows() -> list[dict[str, Any]]:
-    items = [Item(f"p{name}", problem, gold) for name, problem, gold in PROBLEMS]
+def rows(problems=PROBLEMS) -> list[dict[str, Any]]:
+    items = [Item(f"p{name}", problem, gold) for name, problem, gold in problems]
     return item_rows(items, "{problem}")
 
 
@@ -95,7 +97,7 @@ class ScriptedEngine(HFEngine):
         out = []
         for k, prompt in enumerate(prompts):
             text = self.tokenizer.decode(list(prompt))
-            name = next(name for name, problem, _ in PROBLEMS if problem in text)
+            name = next(name for name, problem, _ in [*PROBLEMS, REFILL] if problem in text)
             same = [p for p in prompts[:k] if list(p) == list(prompt)]
             ids = self.tokenizer.encode(response(*SCRIPT[name][len(same) % N]), add_special_tokens=False)
             ids.append(self.tokenizer.eos_token_id)
@@ -165,11 +167,11 @@ def eq2(values: list[float | None]) -> list[float]:
     return [0.0 if v is None else (v - mean) / (std + 1e-6) for v in values]
 
 
-def arena(**options: Any) -> tuple[ArenaMethod, MarkJudge]:
+def arena(pool=(), **options: Any) -> tuple[ArenaMethod, MarkJudge]:
     judge = MarkJudge()
     settings = dict(logged_groups=4, judge_context=4096, judge_max_tokens=64)
-    method = ArenaMethod(ScorerReward("integer"), ArenaOptions(**(settings | options)), N, judge, seed=0)
-    return method, judge
+    options = ArenaOptions(**(settings | options))
+    return ArenaMethod(ScorerReward("integer"), options, N, judge, pool=pool, seed=0), judge
 
 
 def trainer_for(method: ArenaMethod, model: Path, out: Path, **args: Any):
@@ -186,6 +188,7 @@ def trainer_for(method: ArenaMethod, model: Path, out: Path, **args: Any):
 
 
 def step_batch(trainer) -> dict[str, Any]:
+    trainer.model.train()  # metrics go under "train"
     return trainer._generate_and_score_completions([row for row in rows() for _ in range(N)])
 
 
@@ -280,6 +283,31 @@ def test_routing_all_and_none_are_the_paper_baselines(plain_model, tmp_path):
     want = group_zscore(torch.tensor([1.0, 0.0, 1.0, 1.0, 0.0]), ["b"] * N, unbiased=False, eps=1e-6).values
     assert torch.equal(batch["advantages"][N : 2 * N], want)
     assert batch["advantages"][:N].abs().sum() == 0 and batch["advantages"][2 * N :].abs().sum() == 0
+
+
+def test_rlvr_discards_groups_without_variance_and_refills(plain_model, tmp_path):
+    """The RLVR baseline (§1.2, §4.2 item 4): A and C have no verifier variance and are discarded; two
+    prompts drawn from the pool (here only D, which is diverse) refill the step. 25 generations for the 15
+    rows; with one round allowed, B alone is trained and the batch is padded."""
+    method, judge = arena(pool=rows([REFILL]), route="none", refill=True, normalise="batch")
+    trainer = trainer_for(method, plain_model, tmp_path / "refill")
+    batch = step_batch(trainer)
+    texts = [trainer.engine.decode(ids) for ids in batch["completion_ids"].tolist()]
+    assert [t.rsplit(" ", 1)[1] for t in texts[:N]] == ["8.", "7.", "8.", "8.", "9."]  # B
+    assert [t.rsplit(" ", 1)[1] for t in texts[N:]] == ["2.", "3.", "2.", "2.", "2."] * 2  # D twice
+    d = eq2([1.0, 0.0, 1.0, 1.0, 1.0])
+    want = torch.tensor(eq2([1.0, 0.0, 1.0, 1.0, 0.0]) + d + d)
+    torch.testing.assert_close(batch["advantages"], want, atol=1e-6, rtol=0)
+    metrics = {k: v[-1] for k, v in trainer._metrics["train"].items()}
+    assert metrics["arena/generations"] == 5 * N and metrics["arena/routed_fraction"] == 0
+    assert metrics["batch/padded_rows"] == 0 and not judge.requests
+
+    method, _ = arena(pool=rows([REFILL]), route="none", refill=True, max_refill_rounds=1, normalise="batch")
+    trainer = trainer_for(method, plain_model, tmp_path / "one-round")
+    batch = step_batch(trainer)
+    metrics = {k: v[-1] for k, v in trainer._metrics["train"].items()}
+    assert metrics["arena/generations"] == 3 * N and metrics["batch/padded_rows"] == 2 * N
+    assert batch["completion_mask"][N:].sum() == 0
 
 
 def test_steps_train_and_resume_exactly(plain_model, tmp_path):
