@@ -62,7 +62,7 @@ def test_dry_run_of_the_cpu_config_and_a_baseline(tmp_path):
         (["--set", "options.tournament=pointwise", "--set", "options.rating=bt"], "options.rating applies"),
         (
             ["--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-repeats", "3"],
-            r"judge: \[.repeats.\] set the YES/NO",
+            r"judge: \[.repeats.\] are the YES/NO judge's settings",
         ),
     ],
 )

@@ -56,7 +56,7 @@ ROUTES = ("zero_variance", "all", "none")
 TOURNAMENTS = ("live", "round_robin", "pointwise")
 RATINGS = ("auto", "bt", "winrate")
 NORMALISERS = ("group", "batch")
-JUDGE_ENGINE_KEYS = ("prompt", "repeats")  # JudgeConfig fields the arena's own prompts replace
+JUDGE_DECODING = ("prompt", "repeats", "temperature", "max_tokens")  # the YES/NO judge's; ours are options
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ class Group:
     texts: list[str]
     lengths: list[int]
     verifier: list[float]
-    route: str | None = None  # None, "all_correct", "all_incorrect" (or "judged" under route: all)
+    route: str | None = None  # None (verifier), "all_correct", "all_incorrect"; "diverse" under route: all
     judged: list[float | None] | None = None  # R_j per trace, None where unrated
     matches: list[tournament.Match] | None = None
     calls: int = 0
@@ -136,7 +136,7 @@ class Group:
             "matches": [list(m) for m in self.matches or []],
             "calls": self.calls,
             "uninformative": self.uninformative,
-            "responses": self.texts,
+            "responses": [_clipped(t) for t in self.texts],
         }
 
 
@@ -194,11 +194,16 @@ class ArenaMethod(Method):
 
     @classmethod
     def options_of(cls, config: Any) -> ArenaOptions:
-        """The options, and the judge's settings checked: any servable model, with the arena's prompts."""
-        owned = sorted(set(config.judge or {}) & set(JUDGE_ENGINE_KEYS))
+        """The options; the judge's settings may name any servable model, but its decoding is ours."""
+        owned = sorted(set(config.judge or {}) & set(JUDGE_DECODING))
         if owned:
-            raise HarnessError(f"judge: {owned} set the YES/NO judge's prompt; the arena's judge has its own")
-        return ArenaOptions.from_mapping(dict(config.options))
+            raise HarnessError(
+                f"judge: {owned} are the YES/NO judge's settings; the arena's judge takes options.judge_*"
+            )
+        options = ArenaOptions.from_mapping(dict(config.options))
+        if config.judge and options.judge_prefill:
+            raise HarnessError("options.judge_prefill is for the policy judging itself, not a served judge")
+        return options
 
     @classmethod
     def resolved_options(cls, config: Any) -> dict[str, Any]:
@@ -279,11 +284,14 @@ class ArenaMethod(Method):
         with self._clock("judge"):
             self._judge_on_main(routed)
         adv = self._standardised(rollouts, groups)
+        signal = {r.group for r, a in zip(rollouts, adv.tolist(), strict=True) if a != 0}
         for g in routed:
-            g.uninformative = not any(v for i, v in enumerate(adv.tolist()) if rollouts[i].group == g.key)
+            g.uninformative = g.key not in signal
         self._metrics = self._step_metrics(list(groups.values()), adv)
-        logged = routed[: self.options.logged_groups]
-        self._samples = [g.record() for g in logged] + [{"judge_replies": self.judge.take_raw()}]
+        self._samples = [g.record() for g in routed[: self.options.logged_groups]]
+        replies = self.judge.take_raw()
+        if replies:
+            self._samples.append({"judge_replies": replies})
         return adv
 
     def _standardised(self, rollouts: Sequence[Rollout], groups: dict[str, Group]) -> Tensor:
@@ -477,6 +485,13 @@ class ArenaMethod(Method):
 
 def _diverse(group: Sequence[Rollout]) -> bool:
     return tournament.route([r.meta["reward"] for r in group]) is None
+
+
+def _clipped(text: str, keep: int = 1000) -> str:
+    """A response for samples.jsonl: whole when short, else its first and last `keep` characters."""
+    if len(text) <= 2 * keep:
+        return text
+    return f"{text[:keep]}\n[... {len(text) - 2 * keep} characters ...]\n{text[-keep:]}"
 
 
 def _problem(row: dict[str, Any]) -> str:
