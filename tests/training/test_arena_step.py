@@ -43,6 +43,7 @@ from typing import Any
 import torch
 from trainer_helpers import scripted_trainer
 
+from harness.scoring.rules import gold_text
 from harness.types import Item
 from trainers.engine import Generation, HFEngine
 from trainers.methods.arena.method import ArenaMethod, ArenaOptions
@@ -86,7 +87,7 @@ def response(mark: str, answer: int, padding: int) -> str:
 
 
 def rows(problems=PROBLEMS) -> list[dict[str, Any]]:
-    items = [Item(f"p{name}", problem, gold) for name, problem, gold in problems]
+    items = [Item(f"p{name}", problem, gold_text(gold, problem)) for name, problem, gold in problems]
     return item_rows(items, "{problem}")
 
 
@@ -207,6 +208,8 @@ def test_one_live_step_matches_the_hand_computation(plain_model, tmp_path):
     assert [tuple(m) for m in samples["2"]["matches"]] == MATCHES["C"]
     assert samples["0"]["calls"] == samples["2"]["calls"] == 9
     # the judge: 18 comparisons, 3 of them retried once at the retry temperature and still unparsable
+    assert all("The correct answer is 156." in p for p, _ in judge.requests if "Multiply 12" in p)
+    assert all("The correct answer is 5." in p for p, _ in judge.requests if "Add 2 and 3" in p)
     temperatures = [t for _, t in judge.requests]
     assert len(temperatures) == 21 and temperatures.count(1.0) == 3 and temperatures.count(0.0) == 18
     metrics = {k: v[-1] for k, v in trainer._metrics["train"].items()}

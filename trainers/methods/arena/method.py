@@ -35,6 +35,7 @@ import torch
 from torch import Tensor
 
 from harness import HarnessError
+from harness.scoring.rules import accepted_answers
 from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
@@ -265,6 +266,7 @@ class ArenaMethod(Method):
                     meta={
                         "problem": _problem(row),
                         "answer": row["answer"],
+                        "reference": " / ".join(accepted_answers(row["answer"])),
                         "text": text,
                         "reward": float(value),
                     },
@@ -314,7 +316,7 @@ class ArenaMethod(Method):
     def _groups(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, Group]:
         groups: dict[str, Group] = {}
         for r, value in zip(rollouts, rewards.tolist(), strict=True):
-            g = groups.setdefault(r.group, Group(r.group, r.meta["problem"], r.meta["answer"], [], [], []))
+            g = groups.setdefault(r.group, Group(r.group, r.meta["problem"], r.meta["reference"], [], [], []))
             g.texts.append(r.meta["text"])
             g.lengths.append(len(r.completion_ids))
             g.verifier.append(value)
