@@ -304,6 +304,9 @@ def test_rlvr_discards_groups_without_variance_and_refills(plain_model, tmp_path
     metrics = {k: v[-1] for k, v in trainer._metrics["train"].items()}
     assert metrics["arena/generations"] == 5 * N and metrics["arena/routed_fraction"] == 0
     assert metrics["batch/padded_rows"] == 0 and not judge.requests
+    assert (
+        "arena/judge/tie_rate" not in metrics and "arena/judge/position_a_rate" not in metrics
+    )  # no verdict
 
     method, _ = arena(pool=rows([REFILL]), route="none", refill=True, max_refill_rounds=1, normalise="batch")
     trainer = trainer_for(method, plain_model, tmp_path / "one-round")

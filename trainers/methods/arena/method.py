@@ -457,13 +457,15 @@ class ArenaMethod(Method):
             "arena/judge/retries": float(counters.get("retries", 0)),
             "arena/judge/parse_failures": float(counters.get("parse_failures", 0)),
             "arena/judge/truncated": float(counters.get("truncated", 0)),
-            "arena/judge/tie_rate": counters.get("ties", 0) / parsed if parsed else 0.0,
-            "arena/judge/position_a_rate": counters.get("presented_a", 0) / decided if decided else 0.5,
             "arena/nonzero_advantage": float((adv != 0).float().mean()),
             "arena/advantage_abs_mean": float(adv.abs().mean()),
             "arena/generations": float(self._generations),
             "arena/step_seconds": time.perf_counter() - self._started,
         }
+        if parsed:  # rates of verdicts are logged on steps that had some
+            out["arena/judge/tie_rate"] = counters.get("ties", 0) / parsed
+        if decided:
+            out["arena/judge/position_a_rate"] = counters.get("presented_a", 0) / decided
         fits = [g.bt_iterations for g in routed if g.bt_iterations is not None]
         if fits:
             out["arena/bt_iterations"] = sum(fits) / len(fits)
