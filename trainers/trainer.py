@@ -284,7 +284,7 @@ class EpochSeededSampler(RepeatSampler):
     `set_epoch` at every epoch, so a resumed run now sees the rows the run it continues would have."""
 
     def set_epoch(self, epoch: int) -> None:
-        if self.seed is not None:
+        if self.shuffle and self.seed is not None:  # unshuffled, TRL keeps no generator
             self.generator.manual_seed(self.seed + epoch)
 
 

@@ -60,6 +60,8 @@ def test_dry_run_of_the_cpu_config_and_a_baseline(tmp_path):
         (["--set", "options.gamma=0.5"], "options.gamma must be"),
         (["--set", "options.refill=true"], "options.refill drops the groups routing would judge"),
         (["--set", "options.tournament=pointwise", "--set", "options.rating=bt"], "options.rating applies"),
+        (["--set", "loss_type=grpo"], "options.normalise: group is for cispo or dapo"),
+        (["--set", "options.retry_temperature=0.5"], r"options \['retry_temperature'\] need a served judge"),
         (
             ["--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-repeats", "3"],
             r"judge: \[.repeats.\] are the YES/NO judge's settings",

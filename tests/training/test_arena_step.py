@@ -46,7 +46,7 @@ from trainer_helpers import scripted_trainer
 from harness.scoring.rules import gold_text
 from harness.types import Item
 from trainers.engine import Generation, HFEngine
-from trainers.methods.arena.method import ArenaMethod, ArenaOptions
+from trainers.methods.arena.method import ArenaMethod, ArenaOptions, _tokenizer
 from trainers.rewards import ScorerReward
 from trainers.run import item_rows
 from trainers.trainer import METHOD_STATE
@@ -342,3 +342,8 @@ def test_steps_train_and_resume_exactly(plain_model, tmp_path):
     for name, p in resumed.model.named_parameters():
         assert torch.equal(p.detach(), after[name].detach()), name
     assert resumed_method.state_dict() == full_state
+
+
+def test_a_served_judges_prompts_are_sized_with_its_own_tokenizer_when_it_loads(plain_model):
+    assert _tokenizer(str(plain_model)).name_or_path == str(plain_model)
+    assert _tokenizer(str(plain_model / "no-such-judge")) is None  # the policy's counts instead

@@ -164,6 +164,9 @@ def test_each_epoch_draws_its_order_from_the_seed_and_the_epoch():
     resumed.set_epoch(2)
     assert list(resumed) == epochs[2] and epochs[2] != epochs[1] != epochs[0]
     assert sorted(epochs[2]) == sorted(i for i in range(12) for _ in range(2))
+    unshuffled = EpochSeededSampler(list(range(4)), mini_repeat_count=2, batch_size=2, shuffle=False, seed=7)
+    unshuffled.set_epoch(1)  # TRL keeps no generator when it does not shuffle
+    assert list(unshuffled) == [0, 0, 1, 1, 2, 2, 3, 3]
 
 
 def test_method_state_file_per_rank_and_in_older_checkpoints(tmp_path):

@@ -57,6 +57,7 @@ ROUTES = ("zero_variance", "all", "none")
 TOURNAMENTS = ("live", "round_robin", "pointwise")
 RATINGS = ("auto", "bt", "winrate")
 NORMALISERS = ("group", "batch")
+TOKEN_SUM_LOSSES = ("cispo", "dapo")  # TRL's losses normalised by the batch's token count
 JUDGE_DECODING = ("prompt", "repeats", "temperature", "max_tokens")  # the YES/NO judge's; ours are options
 
 
@@ -180,18 +181,28 @@ class ArenaMethod(Method):
 
     @classmethod
     def from_config(cls, config: Any, reward: ScorerReward) -> ArenaMethod:
+        from accelerate import PartialState
+
         from trainers.run import dataset_rows
 
         options = cls.options_of(config)
-        judge = None
+        processes = PartialState().num_processes
+        if processes > 1 and options.refill:
+            raise HarnessError("options.refill runs on one process (processes would disagree on its rounds)")
+        if processes > 1 and not config.judge and options.route != "none":
+            raise HarnessError(
+                "the policy judges on one process only; for several, serve the judge (judge: model, base_url)"
+            )
+        judge, tokenizer = None, None
         if config.judge:
             from harness.scoring.judge import JudgeConfig
 
-            judge = ServedJudge(
-                JudgeConfig.from_settings(dict(config.judge)).engine, options.judge_max_tokens
-            )
+            engine = JudgeConfig.from_settings(dict(config.judge)).engine
+            judge, tokenizer = ServedJudge(engine, options.judge_max_tokens), _tokenizer(engine.model)
         pool = dataset_rows(config)[0] if options.refill else ()
-        return cls(reward, options, config.num_generations, judge, pool=pool, seed=config.seed)
+        method = cls(reward, options, config.num_generations, judge, pool=pool, seed=config.seed)
+        method.judge.tokenizer = tokenizer
+        return method
 
     @classmethod
     def options_of(cls, config: Any) -> ArenaOptions:
@@ -204,6 +215,16 @@ class ArenaMethod(Method):
         options = ArenaOptions.from_mapping(dict(config.options))
         if config.judge and options.judge_prefill:
             raise HarnessError("options.judge_prefill is for the policy judging itself, not a served judge")
+        sampled = [k for k in ("judge_temperature", "retry_temperature") if k in config.options]
+        if not config.judge and sampled and options.route != "none":
+            raise HarnessError(
+                f"options {sampled} need a served judge; the policy judges at its own temperature"
+            )
+        if options.normalise == "group" and config.loss_type not in TOKEN_SUM_LOSSES:
+            raise HarnessError(
+                f"options.normalise: group is for {' or '.join(TOKEN_SUM_LOSSES)}, whose loss sums "
+                f"tokens; with loss_type {config.loss_type!r} use normalise: batch"
+            )
         return options
 
     @classmethod
@@ -222,7 +243,8 @@ class ArenaMethod(Method):
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
         self._engine, self._started = engine, time.perf_counter()
         self._clock.seconds.clear()
-        self.judge.tokenizer = engine.tokenizer
+        if self.judge.tokenizer is None:  # the judge's own when it loads, else the policy's
+            self.judge.tokenizer = engine.tokenizer
         self._generations = self._groups_made = 0
         made = self._sample(rows, engine)
         if not self.options.refill:
@@ -334,16 +356,18 @@ class ArenaMethod(Method):
         from accelerate.utils import broadcast_object_list
 
         state = PartialState()
-        if state.num_processes > 1 and not self._served:
-            raise HarnessError(
-                "the policy judges on one process only; for several, serve the judge (judge: model, base_url)"
-            )
         found: list[Any] = [None]
         if state.is_main_process and routed:
-            self.rate_groups(routed)
-            found = [[(g.judged, g.matches, g.calls, g.bt_iterations) for g in routed]]
+            try:
+                self.rate_groups(routed)
+                found = [[(g.judged, g.matches, g.calls, g.bt_iterations) for g in routed]]
+            except Exception as e:  # every process stops with the main one's error, none waits for it
+                found = [e]
         if state.num_processes > 1:
             broadcast_object_list(found)
+        if isinstance(found[0], Exception):
+            raise found[0]
+        if state.num_processes > 1:
             if not state.is_main_process and routed:
                 for g, (judged, matches, calls, iterations) in zip(routed, found[0], strict=True):
                     g.judged, g.matches, g.calls, g.bt_iterations = judged, matches, calls, iterations
@@ -485,6 +509,16 @@ class ArenaMethod(Method):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.rng.setstate(state["rng"])
         self.judge.load_state_dict(state["judge"])
+
+
+def _tokenizer(model: str) -> Any:
+    """The served judge's tokenizer, to size its prompts; None where it cannot be loaded here."""
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(model)
+    except Exception:  # a Hub id offline, a server-only name, a broken folder: any of them
+        return None
 
 
 def _diverse(group: Sequence[Rollout]) -> bool:
