@@ -15,13 +15,12 @@ import os
 import subprocess
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.types import Item
 from trainers.callbacks import (
     EvalEveryCallback,
     FinalCheckpointCallback,
@@ -30,34 +29,10 @@ from trainers.callbacks import (
     StepLineCallback,
 )
 from trainers.config import TrainConfig
+from trainers.data import dataset_rows
 
 CONFIG_FILE = "train.json"
 LIBRARIES = r"(transformers|trl|accelerate|torch)\b"  # whose FutureWarnings `quiet_libraries` hides
-
-
-def item_rows(items: Sequence[Item], template: str, system_prompt: str | None = None) -> list[dict[str, Any]]:
-    """Trainer rows (`prompt` messages, `answer`, `id`), prompted exactly as `harness eval` prompts."""
-    from harness.stages.plan import messages_for
-
-    return [
-        {"id": item.id, "answer": item.answer, "prompt": list(messages_for(item, template, system_prompt))}
-        for item in items
-    ]
-
-
-def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
-    """The dataset's items as trainer rows, and the reward's scorer."""
-    from benchmarks import get_benchmark
-
-    spec = config.dataset
-    if spec.endswith(".jsonl") and not spec.startswith("jsonl:"):
-        spec = f"jsonl:{spec}"
-    bench = get_benchmark(spec, config.scorer)
-    items = bench.load(Path(config.data_dir) if config.data_dir else None).items[: config.limit]
-    if not items:
-        raise HarnessError(f"dataset {config.dataset!r} has no items")
-    rows = item_rows(items, config.prompt_template or bench.prompt, config.system_prompt)
-    return rows, config.scorer or bench.scorer
 
 
 def method_class(config: TrainConfig) -> type:

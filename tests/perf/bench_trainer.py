@@ -85,8 +85,8 @@ def main() -> None:
     from benchmarks.base import MATH_PROMPT
     from harness.tiny_model import build_tiny_model
     from harness.types import Item
+    from trainers.data import item_rows
     from trainers.rewards import ScorerReward
-    from trainers.run import item_rows
 
     torch.set_num_threads(max(1, (os.cpu_count() or 2)))
     with tempfile.TemporaryDirectory() as tmp:

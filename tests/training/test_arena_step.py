@@ -45,10 +45,10 @@ from trainer_helpers import scripted_trainer
 
 from harness.scoring.rules import gold_text
 from harness.types import Item
+from trainers.data import item_rows
 from trainers.engine import Generation, HFEngine
 from trainers.methods.arena.method import ArenaMethod, ArenaOptions, _tokenizer
 from trainers.rewards import ScorerReward
-from trainers.run import item_rows
 from trainers.trainer import METHOD_STATE
 
 N = 5

@@ -17,9 +17,9 @@ from trl import GRPOTrainer
 from benchmarks.arithmetic import sum_split
 from harness.scoring.integer import last_number
 from harness.types import Item
+from trainers.data import item_rows
 from trainers.methods.grpo import GRPOMethod
 from trainers.rewards import ScorerReward
-from trainers.run import item_rows
 from trainers.trainer import (
     CONSUMED_KEYS,
     EpochSeededSampler,

@@ -7,7 +7,7 @@ from pathlib import Path
 from benchmarks.arithmetic import arithmetic_rows
 from benchmarks.base import MATH_PROMPT
 from harness.types import Item
-from trainers.run import item_rows
+from trainers.data import item_rows
 
 
 def arithmetic_dataset_rows(n: int = 200, seed: int = 1) -> list[dict]:

@@ -39,6 +39,7 @@ from harness.scoring.rules import accepted_answers
 from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
+from trainers.data import dataset_rows
 from trainers.engine import Engine
 from trainers.method import Batch, Method, MethodOptions, StageClock
 from trainers.methods.arena import bt, tournament
@@ -182,8 +183,6 @@ class ArenaMethod(Method):
     @classmethod
     def from_config(cls, config: Any, reward: ScorerReward) -> ArenaMethod:
         from accelerate import PartialState
-
-        from trainers.run import dataset_rows
 
         options = cls.options_of(config)
         processes = PartialState().num_processes

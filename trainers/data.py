@@ -1,0 +1,36 @@
+"""A benchmark's items as trainer rows, prompted exactly as `harness eval` prompts them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness import HarnessError
+from harness.types import Item
+from trainers.config import TrainConfig
+
+
+def item_rows(items: Sequence[Item], template: str, system_prompt: str | None = None) -> list[dict[str, Any]]:
+    """Trainer rows (`prompt` messages, `answer`, `id`), prompted exactly as `harness eval` prompts."""
+    from harness.stages.plan import messages_for
+
+    return [
+        {"id": item.id, "answer": item.answer, "prompt": list(messages_for(item, template, system_prompt))}
+        for item in items
+    ]
+
+
+def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
+    """The dataset's items as trainer rows, and the reward's scorer."""
+    from benchmarks import get_benchmark
+
+    spec = config.dataset
+    if spec.endswith(".jsonl") and not spec.startswith("jsonl:"):
+        spec = f"jsonl:{spec}"
+    bench = get_benchmark(spec, config.scorer)
+    items = bench.load(Path(config.data_dir) if config.data_dir else None).items[: config.limit]
+    if not items:
+        raise HarnessError(f"dataset {config.dataset!r} has no items")
+    rows = item_rows(items, config.prompt_template or bench.prompt, config.system_prompt)
+    return rows, config.scorer or bench.scorer
