@@ -11,6 +11,8 @@ from typing import Any
 
 from harness import HarnessError
 
+JSON_WHITESPACE = " \t\r\n"  # a JSONL line of only these is blank
+
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
@@ -46,7 +48,7 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, _object(row, path, f"row {number}")
         return
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        if not line.strip(JSON_WHITESPACE):  # str.strip would also drop \x1c-\x1f, which JSON refuses
             continue
         try:
             row = json.loads(line)
