@@ -4,7 +4,7 @@ Both engines read the sampling settings (temperature, top-p, top-k, `max_complet
 trainer's `GRPOConfig` and sample from the trainer's current weights. `HFEngine` runs transformers'
 `generate` (CPU or GPU, DDP and ZeRO-3 through TRL's unwrapping); `VLLMEngine` drives TRL's own vLLM
 client in colocate or server mode (GPU). A partial completion is continued by generating from
-prompt + completion so far (`continue_rollouts`).
+prompt + completion so far (`decode_segment`, `continue_rollouts`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class Generation:
 
     ids: list[int]
     logprobs: list[float]  # log-softmax of logits / temperature at each sampled token
-    finish_reason: str  # "stop" (EOS) or "length" (the token budget of the call)
+    finish_reason: str  # "stop" (EOS) or "length" (the call's budget); decode_segment adds "unfinished"
 
 
 class Engine(Protocol):
@@ -172,26 +172,50 @@ def make_engine(trainer: Any) -> Engine:
     return VLLMEngine(trainer) if trainer.use_vllm else HFEngine(trainer)
 
 
+def decode_segment(
+    engine: Engine,
+    prompts: Sequence[Sequence[int]],
+    prefixes: Sequence[Sequence[int]],
+    segment_tokens: int,
+    max_tokens: int,
+) -> list[Generation]:
+    """One segment after each prompt + prefix (UloRL's segment rollout, ulorl.md §1.2), with its rule:
+
+    "stop" when it produced EOS; "length" when the prefix and the segment together reach `max_tokens`
+    completion tokens (the global cap: truncated); "unfinished" when only the segment's `segment_tokens`
+    ran out. Prefixes needing the same budget share one engine call.
+    """
+    budgets = [min(segment_tokens, max_tokens - len(prefix)) for prefix in prefixes]
+    if min(budgets, default=1) < 1:
+        raise ValueError(f"a prefix already has {max_tokens} completion tokens; it cannot be continued")
+    out: list[Generation | None] = [None] * len(prefixes)
+    for budget in sorted(set(budgets)):
+        batch = [i for i, b in enumerate(budgets) if b == budget]
+        inputs = [[*prompts[i], *prefixes[i]] for i in batch]
+        for i, gen in zip(batch, engine.generate(inputs, budget), strict=True):
+            capped = len(prefixes[i]) + len(gen.ids) >= max_tokens
+            reason = gen.finish_reason if gen.finish_reason == "stop" or capped else "unfinished"
+            out[i] = Generation(gen.ids, gen.logprobs, reason)
+    return out  # type: ignore[return-value]
+
+
 def continue_rollouts(
     engine: Engine, rollouts: Sequence[Rollout], segment_tokens: int, max_tokens: int
 ) -> list[Rollout]:
-    """Decode one more segment (at most `segment_tokens`) of each unfinished rollout (UloRL).
-
-    A rollout that reaches `max_tokens` completion tokens without EOS is truncated ("length"); one
-    that only used up its segment stays "unfinished" for the next step.
-    """
-    budgets = [min(segment_tokens, max_tokens - len(r.completion_ids)) for r in rollouts]
-    if min(budgets, default=1) < 1:
-        raise ValueError(f"a rollout already has {max_tokens} completion tokens; it cannot be continued")
-    out = []
-    for budget in sorted(set(budgets)):
-        batch = [i for i, b in enumerate(budgets) if b == budget]
-        prompts = [[*rollouts[i].prompt_ids, *rollouts[i].completion_ids] for i in batch]
-        for i, gen in zip(batch, engine.generate(prompts, budget), strict=True):
-            r = rollouts[i]
-            capped = len(r.completion_ids) + len(gen.ids) >= max_tokens
-            reason = gen.finish_reason if gen.finish_reason == "stop" or capped else "unfinished"
-            logprobs = gen.logprobs if r.sampling_logprobs is not None else None
-            version = engine.policy_version if r.policy_versions else None
-            out.append((i, r.continued(gen.ids, reason, logprobs, version)))
-    return [r for _, r in sorted(out, key=lambda pair: pair[0])]
+    """Decode one more segment (at most `segment_tokens`) of each unfinished rollout (`decode_segment`)."""
+    gens = decode_segment(
+        engine,
+        [r.prompt_ids for r in rollouts],
+        [r.completion_ids for r in rollouts],
+        segment_tokens,
+        max_tokens,
+    )
+    return [
+        r.continued(
+            gen.ids,
+            gen.finish_reason,
+            gen.logprobs if r.sampling_logprobs is not None else None,
+            engine.policy_version if r.policy_versions else None,
+        )
+        for r, gen in zip(rollouts, gens, strict=True)
+    ]

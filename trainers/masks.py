@@ -97,16 +97,24 @@ def dmmpt_mask(
             f"{tuple(mask.shape)} must share one (N, T) shape, and rewards {tuple(rewards.shape)} be (N,)"
         )
     valid = mask.bool()
-    token_entropy = torch.where(valid, entropies.double(), 0.0)
-    if entropy_scope == "sample":
-        mean_entropy = token_entropy.sum(dim=1) / valid.sum(dim=1).clamp(min=1)
-    elif entropy_scope == "batch":
-        mean_entropy = (token_entropy.sum() / valid.sum().clamp(min=1)).expand(len(rewards))
-    else:
-        raise ValueError(f"entropy_scope must be 'sample' or 'batch', got {entropy_scope!r}")
+    mean_entropy = sample_entropy(entropies, mask, entropy_scope)
     low_entropy_positive = (rewards == 1) & (mean_entropy < sigma)
     mastered = valid & (token_probs >= tau) & low_entropy_positive[:, None]
     return (valid & ~mastered).int()
+
+
+def sample_entropy(
+    entropies: Tensor, mask: Tensor, entropy_scope: Literal["sample", "batch"] = "sample"
+) -> Tensor:
+    """(N,) float64: the entropy DMMPT compares with sigma for each sample: its own mean over its tokens
+    (H_i of Eq. 10, "sample"), or the token mean over the whole batch ("batch")."""
+    valid = mask.bool()
+    token_entropy = torch.where(valid, entropies.double(), 0.0)
+    if entropy_scope == "sample":
+        return token_entropy.sum(dim=1) / valid.sum(dim=1).clamp(min=1)
+    if entropy_scope == "batch":
+        return (token_entropy.sum() / valid.sum().clamp(min=1)).expand(mask.shape[0])
+    raise ValueError(f"entropy_scope must be 'sample' or 'batch', got {entropy_scope!r}")
 
 
 def _keep_rows(mask: Tensor, keep: Sequence[bool] | Tensor) -> Tensor:

@@ -93,6 +93,11 @@ class Method:
         count in its normaliser: UloRL's DMMPT (ulorl.md §1.4, Eq. 10)."""
         return None
 
+    def old_logps(self, batch: Batch) -> Tensor | None:
+        """(B, T) log-probs of the policy that sampled each token, the denominators of TRL's ratio
+        (UloRL's SAIS, ulorl.md §1.3), or None for TRL's own (the weights before this step's update)."""
+        return None
+
     def loss_mask(self, batch: Batch) -> Tensor | None:
         """(B, T) 0/1 tokens the loss keeps, or None for all. Masked tokens also leave the normaliser
         (TRL's `tool_mask`, and `num_items_in_batch` recomputed from it)."""
@@ -151,3 +156,10 @@ class StageClock:
             yield
         finally:
             self.seconds[stage] += time.perf_counter() - start
+
+
+def readable(text: str, keep: int = 1000) -> str:
+    """A completion for samples.jsonl: whole when short, else its first and last `keep` characters."""
+    if len(text) <= 2 * keep:
+        return text
+    return f"{text[:keep]}\n[... {len(text) - 2 * keep} characters ...]\n{text[-keep:]}"

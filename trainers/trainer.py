@@ -97,7 +97,10 @@ class MethodGRPOTrainer(GRPOTrainer):
         rows, padded = _fit_rows(trainable, len(inputs), step, filler=mine[0], idle=idle)
         self._metrics[mode]["batch/padded_rows"].append(float(padded.sum()))
         self._metrics[mode]["batch/dropped_rows"].append(float(max(0, len(trainable) - len(inputs))))
-        return self._loss_inputs([rollouts[i] for i in rows], rewards[rows], advantages[rows], padded, mode)
+        out = self._loss_inputs([rollouts[i] for i in rows], rewards[rows], advantages[rows], padded, mode)
+        for key, value in self.method.metrics(rollouts, rewards).items():  # after the loss weights, too
+            self._metrics[mode][key].append(float(value))
+        return out
 
     def _loss_inputs(
         self, rollouts: list[Rollout], rewards: Tensor, advantages: Tensor, padded: Tensor, mode: str
@@ -162,10 +165,17 @@ class MethodGRPOTrainer(GRPOTrainer):
                 padding_side="right",
             ).to(device)
             out["sampling_per_token_logps"] = sampling
+        behaviour = self.method.old_logps(batch)
+        if behaviour is not None:
+            out["old_per_token_logps"] = behaviour.to(device=device, dtype=torch.float32)
         with torch.no_grad():
             generate_every = self.args.steps_per_generation * self.num_iterations
             is_correction = self.use_vllm and self.vllm_importance_sampling_correction
-            if self.args.gradient_accumulation_steps % generate_every != 0 or is_correction:
+            if behaviour is not None and is_correction:
+                raise ValueError("a method's own old log-probs exclude vLLM importance sampling correction")
+            if behaviour is None and (
+                self.args.gradient_accumulation_steps % generate_every != 0 or is_correction
+            ):
                 out["old_per_token_logps"], _, _ = self._get_per_token_logps_and_entropies(
                     self.model, input_ids, attention_mask, width, batch_size=batch_size
                 )
@@ -231,8 +241,6 @@ class MethodGRPOTrainer(GRPOTrainer):
             advantages = (advantages.abs() * real).sum(1) / real.sum(1).clamp(min=1)
         metrics["advantages/abs_mean"].append(advantages.abs().mean().item())
         metrics["rollouts/untrainable"].append(float(sum(not r.trainable for r in rollouts)))
-        for key, value in self.method.metrics(rollouts, rewards).items():
-            metrics[key].append(float(value))
         if mode == "train":
             tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in trained)
             self.state.num_input_tokens_seen += tokens

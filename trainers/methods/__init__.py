@@ -4,7 +4,14 @@ from trainers.methods.arena.method import ArenaMethod
 from trainers.methods.azr.method import AzrMethod
 from trainers.methods.grpo import GRPOMethod
 from trainers.methods.spell import SpellMethod
+from trainers.methods.ulorl import UloRLMethod
 
-METHODS = {"grpo": GRPOMethod, "spell": SpellMethod, "azr": AzrMethod, "arena": ArenaMethod}
+METHODS = {
+    "grpo": GRPOMethod,
+    "spell": SpellMethod,
+    "azr": AzrMethod,
+    "arena": ArenaMethod,
+    "ulorl": UloRLMethod,
+}
 
-__all__ = ["METHODS", "ArenaMethod", "AzrMethod", "GRPOMethod", "SpellMethod"]
+__all__ = ["METHODS", "ArenaMethod", "AzrMethod", "GRPOMethod", "SpellMethod", "UloRLMethod"]

@@ -41,7 +41,7 @@ from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
 from trainers.data import dataset_rows
 from trainers.engine import Engine
-from trainers.method import Batch, Method, MethodOptions, StageClock
+from trainers.method import Batch, Method, MethodOptions, StageClock, readable
 from trainers.methods.arena import bt, tournament
 from trainers.methods.arena.judge import (
     ArenaJudge,
@@ -139,7 +139,7 @@ class Group:
             "matches": [list(m) for m in self.matches or []],
             "calls": self.calls,
             "uninformative": self.uninformative,
-            "responses": [_clipped(t) for t in self.texts],
+            "responses": [readable(t) for t in self.texts],
         }
 
 
@@ -522,13 +522,6 @@ def _tokenizer(model: str) -> Any:
 
 def _diverse(group: Sequence[Rollout]) -> bool:
     return tournament.route([r.meta["reward"] for r in group]) is None
-
-
-def _clipped(text: str, keep: int = 1000) -> str:
-    """A response for samples.jsonl: whole when short, else its first and last `keep` characters."""
-    if len(text) <= 2 * keep:
-        return text
-    return f"{text[:keep]}\n[... {len(text) - 2 * keep} characters ...]\n{text[-keep:]}"
 
 
 def _problem(row: dict[str, Any]) -> str:
