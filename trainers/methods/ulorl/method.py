@@ -100,12 +100,8 @@ class UloRLMethod(Method):
         rank: int = 0,
         processes: int = 1,
     ):
-        if max_tokens % options.segments:
-            raise HarnessError(
-                f"max_completion_length {max_tokens} is not a multiple of options.segments {options.segments}"
-            )
         self.reward, self.options, self.G = reward, options, num_generations
-        self.max_tokens, self.segment_tokens = max_tokens, max_tokens // options.segments
+        self.max_tokens, self.segment_tokens = max_tokens, _segment_tokens(max_tokens, options.segments)
         self.rows, self.seed, self.shuffle = list(rows), seed, shuffle
         self.rank, self.processes = rank, processes
         self.pool = SegmentPool(num_generations)
@@ -138,6 +134,7 @@ class UloRLMethod(Method):
     def options_of(cls, config: Any) -> UloRLOptions:
         """The options, and the TRL settings segment rollout and POIS rely on."""
         options = UloRLOptions.from_mapping(dict(config.options))
+        _segment_tokens(config.max_completion_length, options.segments)
         trl = config.trl
         if config.use_vllm and trl.get("vllm_importance_sampling_correction", True):
             raise HarnessError(
@@ -156,7 +153,7 @@ class UloRLMethod(Method):
     @classmethod
     def resolved_options(cls, config: Any) -> dict[str, Any]:
         values = asdict(cls.options_of(config))
-        values["segment_tokens"] = config.max_completion_length // values["segments"]
+        values["segment_tokens"] = _segment_tokens(config.max_completion_length, values["segments"])
         return values
 
     # --- admission and segment rollout ---------------------------------------------------------------------
@@ -376,6 +373,15 @@ class EngineMeter:
     @property
     def idle_fraction(self) -> float:
         return 1 - self.tokens / self.slot_steps if self.slot_steps else 0.0
+
+
+def _segment_tokens(max_tokens: int, segments: int) -> int:
+    """L / S, the tokens one step decodes per sample (§1.2)."""
+    if max_tokens % segments:
+        raise HarnessError(
+            f"max_completion_length {max_tokens} is not a multiple of options.segments {segments}"
+        )
+    return max_tokens // segments
 
 
 def segment_logps(rollouts: Sequence[Rollout], width: int) -> Tensor:
