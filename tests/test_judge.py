@@ -87,6 +87,26 @@ def test_cascade_calls_the_judge_only_where_the_rule_fails():
     assert scorer.version.startswith("max(cem-1,judge-spell-v1-")
 
 
+def test_math_then_judge_asks_only_where_math_verify_rejects():
+    """UloRL's reward (ulorl.md §1.5): math-verify first, against every accepted answer; the judge (shown
+    what math-verify extracted) where it rejects."""
+
+    def units(body, count):
+        return 200, chat("Decision: [[YES]]" if "27" in prediction_of(body) else "Decision: [[NO]]"), {}
+
+    answers = ["\\boxed{0.5}", "\\boxed{27\\,\\text{cm}}", "\\boxed{3}", None, "\\boxed{two}"]
+    golds = ["1/2", "0.27", gold_text(["0.27"], "How long?"), "1", gold_text(["2", "two"])]
+    with FakeOpenAI(units) as fake:
+        scorer = get_scorer("math+judge", judge=judge_for(fake))
+        scores = dict(scorer.score(answers, golds))
+        scorer.close()
+    assert [scores[i].value for i in range(5)] == [1.0, 1.0, 0.0, 0.0, 1.0]
+    assert len(fake.bodies) == 2  # 27 cm and 3; 0.5 = 1/2 and "two" by the rule, None without a call
+    assert scores[1].details["rule"] == 0.0 and scores[1].details["judge"]["decision"] == "yes"
+    assert any("- Question: How long?" in b["messages"][0]["content"] for b in fake.bodies)
+    assert scorer.version.startswith("max(math-")
+
+
 def test_repeats_take_the_majority():
     replies = Counter()
 

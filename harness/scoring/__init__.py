@@ -2,9 +2,10 @@
 `close()`).
 
 Rule scorers: math, code, choice, cem, numeric, integer; `lm-eval:TASK` scores with an lm-eval task's own
-filters and process_results. `judge` is an LLM judge alone; `cem+judge`, `numeric+judge` and
-`choice+judge` are max(rule, judge) (cascade.py). `previous` (the details of each sample's earlier
-score) lets a scorer reuse work already done, such as judge verdicts; the others ignore it.
+filters and process_results. `judge` is an LLM judge alone; `cem+judge`, `numeric+judge`,
+`choice+judge` and `math+judge` are max(rule, judge) (cascade.py). `previous` (the details of each
+sample's earlier score) lets a scorer reuse work already done, such as judge verdicts; the others
+ignore it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from harness import HarnessError
 from harness.scoring.base import Scorer
-from harness.scoring.cascade import RuleThenJudge
+from harness.scoring.cascade import RuleThenJudge, ScorerThenJudge
 from harness.scoring.cem import CEMScorer
 from harness.scoring.choice import ChoiceScorer
 from harness.scoring.code import CodeScorer
@@ -81,6 +82,7 @@ SCORERS: dict[str, Callable[[Options], Scorer]] = {
     **RULES,
     "judge": Options.judge_scorer,
     **{f"{rule}+judge": _rule_then_judge(rule) for rule in RULES},
+    "math+judge": lambda o: ScorerThenJudge(SCORERS["math"](o), o.judge_scorer()),
 }
 NAMES = tuple(SCORERS)  # and lm-eval:TASK for any lm-eval generate_until task
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from harness.scoring.base import Scorer
 from harness.scoring.judge import JudgeScorer
 from harness.scoring.rules import Gold, RuleScorer, no_answer, parse_gold
 from harness.types import Score
@@ -58,4 +59,56 @@ class RuleThenJudge:
 
     def close(self) -> None:
         self.rule.close()
+        self.judge.close()
+
+
+class ScorerThenJudge:
+    """max(scorer, judge) for a scorer that scores whole batches (`math`, math-verify in worker processes):
+    each answer is scored against every accepted gold answer, and the judge is asked, with the answer the
+    scorer extracted, only where none scored 1 (UloRL's rule-then-verifier reward, ulorl.md §1.5)."""
+
+    def __init__(self, first: Scorer, judge: JudgeScorer):
+        self.first = first
+        self.judge = judge
+        self.name = f"{first.name}+judge"
+
+    @property
+    def version(self) -> str:
+        return f"max({self.first.version},{self.judge.version})"
+
+    def score(
+        self,
+        answers: Sequence[str | None],
+        golds: Sequence[str],
+        previous: Sequence[dict | None] | None = None,
+    ) -> Iterator[tuple[int, Score]]:
+        """The scorer's 1s first, then the judged ones as their verdicts arrive."""
+        previous = previous or [None] * len(answers)
+        parsed = [parse_gold(g) for g in golds]
+        pairs = [(i, accepted) for i, gold in enumerate(parsed) for accepted in gold.answers]
+        best: dict[int, Score] = {}
+        for k, found in self.first.score([answers[i] for i, _ in pairs], [a for _, a in pairs]):
+            i = pairs[k][0]
+            if i not in best or found.value > best[i].value:
+                best[i] = found
+        asks: list[tuple[int, str, Gold, dict | None]] = []
+        for i, answer in enumerate(answers):
+            first = best[i]
+            if first.value >= 1.0 or no_answer(answer) is not None:
+                yield (
+                    i,
+                    Score(
+                        first.value, first.extracted, first.canonical, {**first.details, "rule": first.value}
+                    ),
+                )
+            else:
+                asks.append((i, first.extracted or "None", parsed[i], previous[i]))
+        for i, judged in self.judge.verdicts(asks):
+            first = best[i]
+            value = 1.0 if judged["decision"] == "yes" else 0.0
+            details = {**first.details, "rule": first.value, "judge": judged}
+            yield i, Score(max(first.value, value), first.extracted, first.canonical, details)
+
+    def close(self) -> None:
+        self.first.close()
         self.judge.close()

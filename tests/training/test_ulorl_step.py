@@ -271,3 +271,71 @@ def test_without_dynamic_sampling_uniform_groups_train_with_zero_advantage(plain
     assert [g["group"] for g in step["samples"]] == ["1:pQ"]  # all correct, trained (advantage 0)
     assert step["batch"]["advantages"].abs().sum() == 0
     assert step["metrics"]["ulorl/dropped_groups"] == 0
+
+
+REPLIES = {  # problem -> (gold, the two samples' texts); "long" runs past the cap
+    "half": ("1/2", ["The answer is 0.5", "The answer is 1/3"]),
+    "length": ("0.27m", ["It is 27cm", "It is 5m"]),
+    "cut": ("9", ["long", "The answer is 9"]),
+}
+
+
+class TextEngine(HFEngine):
+    """Each problem's two texts, EOS-terminated; "long" is 40 tokens of text ending in the right answer."""
+
+    def generate(self, prompts, max_tokens=None):
+        out = []
+        for k, ids in enumerate(prompts):
+            text = self.tokenizer.decode(list(ids))
+            name = next(n for n in REPLIES if f"Problem {n}" in text)
+            j = sum(1 for p in prompts[:k] if list(p) == list(ids))
+            reply = REPLIES[name][1][j]
+            if reply == "long":
+                new = self.tokenizer.encode(" so" * 40 + " 9", add_special_tokens=False)[:max_tokens]
+                out.append(Generation(new, [-0.5] * len(new), "length"))
+            else:
+                new = [*self.tokenizer.encode(reply, add_special_tokens=False), self.tokenizer.eos_token_id]
+                out.append(Generation(new, [-0.5] * len(new), "stop"))
+        return out
+
+
+def test_rewards_are_binary_rule_first_then_the_judge_and_truncation_scores_zero(plain_model, tmp_path):
+    """{0, 1} rewards (§1.5): the math rule takes 0.5 for 1/2 without asking the judge; the LLM equivalence
+    judge (a real HTTP server on 127.0.0.1 with scripted verdicts, standing in for the paper's unreleased
+    verifier) takes 27cm for 0.27m; a truncated sample gets 0 unscored even though it ends in the answer."""
+    from fake_openai import FakeOpenAI
+
+    from harness.scoring.judge import JudgeConfig
+
+    def judge(body, count):
+        yes = "27cm" in body["messages"][0]["content"].split("Predicted Answer:")[1]
+        content = "Decision: [[YES]]" if yes else "Decision: [[NO]]"
+        return 200, {"choices": [{"message": {"content": content}, "finish_reason": "stop"}], "usage": {}}, {}
+
+    items = [Item(f"p{n}", f"Problem {n}: solve it.", gold_text(gold, n)) for n, (gold, _) in REPLIES.items()]
+    data = item_rows(items, "{problem}")
+    with FakeOpenAI(judge) as fake:
+        reward = ScorerReward(
+            "math+judge", judge=JudgeConfig.from_settings({"model": "fake/model", "base_url": fake.base_url})
+        )
+        options = UloRLOptions(
+            segments=1, importance_sampling="tois", dynamic_sampling=False, logged_groups=3
+        )
+        method = UloRLMethod(reward, options, data, 2, 16, shuffle=False)
+        trainer = scripted_trainer(
+            method, plain_model, tmp_path, data, TextEngine, per_device_train_batch_size=6,
+            num_generations=2, max_completion_length=16, max_steps=1, loss_type="dapo",
+        )  # fmt: skip
+        recorder = Recorder(trainer)
+        trainer.train()
+    got = {
+        g["group"]: [(s["reward"], s["finish_reason"]) for s in g["samples"]]
+        for g in recorder.steps[0]["samples"]
+    }
+    assert got == {
+        "0:phalf": [(1.0, "stop"), (0.0, "stop")],
+        "1:plength": [(1.0, "stop"), (0.0, "stop")],
+        "2:pcut": [(0.0, "length"), (1.0, "stop")],
+    }
+    asked = [b["messages"][0]["content"].split("Predicted Answer:")[1] for b in fake.bodies]
+    assert len(asked) == 3 and not any("0.5" in a or " 9" in a for a in asked)  # only the rule's rejects
