@@ -3,8 +3,9 @@
 One method object lives for the whole run. Per generation step the trainer calls, in order:
 `rollout(rows, engine)` on this process's dataset rows, `score(rollouts)` on those rollouts, then
 `advantages(rollouts, rewards)` on the rollouts and rewards of all processes, and finally
-`advantage_weights(batch)` and `loss_mask(batch)` on the rows this process trains. Each process's
-`state_dict()` is saved in every checkpoint and given back to its `load_state_dict()` on resume.
+`advantage_weights(batch)`, `old_logps(batch)` and `loss_mask(batch)` on the rows this process
+trains, and `metrics(...)`. Each process's `state_dict()` is saved in every checkpoint and given back to
+its `load_state_dict()` on resume.
 `trainers/METHODS.md` maps each method onto it.
 """
 
