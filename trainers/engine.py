@@ -161,11 +161,25 @@ class VLLMEngine(_TrainerEngine):
         vllm.max_completion_length = max_tokens or budget
         try:
             _, ids, logprobs, _ = vllm.generate(
-                prompts=[list(p) for p in prompts], images=None, num_generations=1
+                prompts=self._same_count_as_peers(prompts), images=None, num_generations=1
             )
         finally:
             vllm.max_completion_length = budget
-        return [self._finish(list(i), [lp[0] for lp in lps]) for i, lps in zip(ids, logprobs, strict=True)]
+        pairs = list(zip(ids, logprobs, strict=True))[: len(prompts)]
+        return [self._finish(list(i), [lp[0] for lp in lps]) for i, lps in pairs]
+
+    def _same_count_as_peers(self, prompts: Sequence[Sequence[int]]) -> list[list[int]]:
+        """The prompts, padded with copies to the largest count any process sends: TRL's server and
+        tensor-parallel modes gather every process's prompts and hand each an equal slice back, which
+        mixes samples up when the counts differ (UloRL's pools differ per process)."""
+        from accelerate.utils import gather_object
+
+        sent = [list(p) for p in prompts]
+        if self.trainer.accelerator.num_processes == 1:
+            return sent
+        most = max(gather_object([len(sent)]))
+        filler = sent[0] if sent else [self.tokenizer.eos_token_id]
+        return sent + [filler] * (most - len(sent))
 
 
 def make_engine(trainer: Any) -> Engine:
@@ -182,8 +196,9 @@ def decode_segment(
     """One segment after each prompt + prefix (UloRL's segment rollout, ulorl.md §1.2), with its rule:
 
     "stop" when it produced EOS; "length" when the prefix and the segment together reach `max_tokens`
-    completion tokens (the global cap: truncated); "unfinished" when only the segment's `segment_tokens`
-    ran out. Prefixes needing the same budget share one engine call.
+    completion tokens (the global cap: truncated), or the engine stopped short of the budget without EOS
+    (its context window is full); "unfinished" when only the segment's `segment_tokens` ran out.
+    Prefixes needing the same budget share one engine call.
     """
     budgets = [min(segment_tokens, max_tokens - len(prefix)) for prefix in prefixes]
     if min(budgets, default=1) < 1:
@@ -193,8 +208,9 @@ def decode_segment(
         batch = [i for i, b in enumerate(budgets) if b == budget]
         inputs = [[*prompts[i], *prefixes[i]] for i in batch]
         for i, gen in zip(batch, engine.generate(inputs, budget), strict=True):
-            capped = len(prefixes[i]) + len(gen.ids) >= max_tokens
-            reason = gen.finish_reason if gen.finish_reason == "stop" or capped else "unfinished"
+            # the cap, or an engine that stopped short of the budget without EOS (its context window)
+            cut = len(prefixes[i]) + len(gen.ids) >= max_tokens or len(gen.ids) < budget
+            reason = gen.finish_reason if gen.finish_reason == "stop" else ("length" if cut else "unfinished")
             out[i] = Generation(gen.ids, gen.logprobs, reason)
     return out  # type: ignore[return-value]
 

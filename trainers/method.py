@@ -25,6 +25,10 @@ from harness.settings import check
 from trainers.engine import Engine
 from trainers.rollout import Rollout
 
+# A rollout whose meta has this key stands in for a step with nothing to train: return it untrainable,
+# and the trainer trains masked rows and logs no reward or length for the step (UloRL's early steps)
+IDLE = "idle"
+
 
 @dataclass
 class Batch:

@@ -26,7 +26,7 @@ from trl.trainer.utils import RepeatSampler, get_config_model_id, pad
 from trainers.engine import make_engine
 from trainers.masks import completion_mask as make_completion_mask
 from trainers.masks import mask_truncated
-from trainers.method import Batch, Method
+from trainers.method import IDLE, Batch, Method
 from trainers.rollout import Rollout
 
 METHOD_STATE = "method_state.pt"
@@ -132,10 +132,13 @@ class MethodGRPOTrainer(GRPOTrainer):
             self.args.per_device_train_batch_size if mode == "train" else self.args.per_device_eval_batch_size
         )
 
+        # as many forward chunks on every process (ZeRO-3 gathers weights in each), idle or not
+        chunk = math.ceil(len(rollouts) / self.args.steps_per_generation) if mode == "train" else batch_size
+
         def policy() -> tuple[Tensor, Tensor]:
             with torch.no_grad():
                 logps, entropies, _ = self._get_per_token_logps_and_entropies(
-                    self.model, input_ids, attention_mask, width, batch_size=batch_size, compute_entropy=True
+                    self.model, input_ids, attention_mask, width, batch_size=chunk, compute_entropy=True
                 )
             return logps, entropies
 
@@ -217,6 +220,11 @@ class MethodGRPOTrainer(GRPOTrainer):
 
     def _log_step(self, mode: str, rollouts: Sequence[Rollout], rewards: Tensor, advantages: Tensor) -> None:
         metrics = self._metrics[mode]
+        real = [i for i, r in enumerate(rollouts) if not r.meta.get(IDLE)]
+        metrics["rollouts/untrainable"].append(float(sum(not rollouts[i].trainable for i in real)))
+        if not real:  # a step with nothing to train: no reward or length to report
+            return
+        rollouts, rewards, advantages = [rollouts[i] for i in real], rewards[real], advantages[real]
         trained = [r for r in rollouts if r.trainable] or list(rollouts)
         lengths = torch.tensor([len(r.completion_ids) for r in trained], dtype=torch.float32)
         truncated = torch.tensor([r.truncated for r in trained], dtype=torch.float32)
@@ -240,7 +248,6 @@ class MethodGRPOTrainer(GRPOTrainer):
             real = make_completion_mask([min(len(r.completion_ids), width) for r in rollouts], width)
             advantages = (advantages.abs() * real).sum(1) / real.sum(1).clamp(min=1)
         metrics["advantages/abs_mean"].append(advantages.abs().mean().item())
-        metrics["rollouts/untrainable"].append(float(sum(not r.trainable for r in rollouts)))
         if mode == "train":
             tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in trained)
             self.state.num_input_tokens_seen += tokens

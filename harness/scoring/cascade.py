@@ -93,7 +93,8 @@ class ScorerThenJudge:
                 best[i] = found
         asks: list[tuple[int, str, Gold, dict | None]] = []
         for i, answer in enumerate(answers):
-            first = best[i]
+            first = best.get(i, Score(0.0, None, None, {"reason": "the gold lists no answer"}))
+            best[i] = first
             if first.value >= 1.0 or no_answer(answer) is not None:
                 yield (
                     i,

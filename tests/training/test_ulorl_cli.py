@@ -46,7 +46,10 @@ def test_dry_run_prints_the_paper_setup(tmp_path):
 def test_dry_run_of_the_cpu_config_and_the_ablations(tmp_path):
     options = dry_run(CPU, tmp_path)["options"]
     assert (options["segments"], options["segment_tokens"], options["groups_in_flight"]) == (4, 24, 8)
-    tois = dry_run(CPU, tmp_path, "--set", "options.segments=1", "--set", "options.importance_sampling=tois")
+    tois = dry_run(
+        CPU, tmp_path, "--set", "options.segments=1", "--set", "options.importance_sampling=tois",
+        "--set", "options.groups_in_flight=4",
+    )  # fmt: skip
     assert tois["options"]["segment_tokens"] == 96
     plain = dry_run(CPU, tmp_path, "--set", "options.mpt_masking=none")["options"]
     assert plain["mpt_masking"] == "none"
@@ -62,6 +65,14 @@ def test_dry_run_of_the_cpu_config_and_the_ablations(tmp_path):
         (["--set", "options.segments=5"], "96 is not a multiple of options.segments 5"),
         (["--set", "trl.num_iterations=2"], "one optimizer step per rollout step"),
         (["--set", "use_vllm=true"], "vllm_importance_sampling_correction: false"),
+        (
+            ["--set", "options.segments=1", "--set", "options.importance_sampling=tois"],
+            "options.groups_in_flight must be at most the 4 groups a step trains",
+        ),
+        (["--set", "options.importance_sampling=sais", "--set", "top_p=0.95"], r"\['top_p'\] reshape"),
+        (["--set", "options.importance_sampling=sais", "--set", "trl.top_k=20"], r"\['top_k'\] reshape"),
+        (["--set", "trl.mask_truncated_completions=true"], "drop mask_truncated_completions"),
+        (["--set", "scale_rewards=none"], "leave scale_rewards at group"),
     ],
 )
 def test_bad_settings_are_refused_before_anything_loads(tmp_path, extra, message):
@@ -92,6 +103,8 @@ def test_train_ulorl_on_the_tiny_model_spans_steps_and_resumes_exactly(plain_mod
     assert [m["step"] for m in metrics] == [1, 2, 3] and all(math.isfinite(m["loss"]) for m in metrics)
     assert [m["ulorl/admitted_groups"] for m in metrics] == [8, 0, 4]
     assert metrics[0]["ulorl/released_groups"] == 0 and metrics[0]["ulorl/carried_samples"] > 56
+    assert "reward" not in metrics[0] and "completions/mean_length" not in metrics[0]  # idle: nothing to log
+    assert "reward" in metrics[1]
     assert "ulorl/dmmpt/masked_fraction" in metrics[1] and metrics[1]["ulorl/entropy"] > 1  # random: high
     samples = [s for record in read_jsonl(out / "samples.jsonl") for s in record.get("samples", [])]
     spanning = [s for s in samples if len(s["segments"]) == 2]

@@ -327,26 +327,32 @@ def _batch() -> Batch:
         # static: every mastered token of a positive sample, whatever the entropy
         ("static", "sample", [[0, 1, 0, 1], [1] * 4, [0, 1, 0, 1], [0, 0, 0, 0]], 6, 1.0),
         ("static", "batch", [[0, 1, 0, 1], [1] * 4, [0, 1, 0, 1], [0, 0, 0, 0]], 6, 1.0),
-        ("none", "sample", None, 0, 0.0),
     ],
 )
 def test_advantage_weights_and_their_numbers(masking, scope, kept, masked, trigger):
     method = _method(segments=2, mpt_masking=masking, entropy_scope=scope)
     weights = method.advantage_weights(_batch())
-    if kept is None:
-        assert weights is None
-    else:
-        assert weights.tolist() == kept
-        if masking == "dynamic":
-            expected = dmmpt_mask(
-                PROBS.log().exp(), ENTROPY, MASK, REWARDS, tau=0.99, sigma=0.2, entropy_scope=scope
-            )
-            assert torch.equal(weights, expected)
+    assert weights.tolist() == kept
+    if masking == "dynamic":
+        expected = dmmpt_mask(
+            PROBS.log().exp(), ENTROPY, MASK, REWARDS, tau=0.99, sigma=0.2, entropy_scope=scope
+        )
+        assert torch.equal(weights, expected)
     metrics = method._metrics
     assert metrics["ulorl/entropy"] == pytest.approx((0.4 + 0.4 + 2.0 + 0.2) / N)
     assert metrics["ulorl/dmmpt/mpt_fraction"] == pytest.approx(6 / N)  # rows 0, 2, 3: two each
     assert metrics["ulorl/dmmpt/masked_fraction"] == pytest.approx(masked / N)
     assert metrics["ulorl/dmmpt/trigger_rate"] == pytest.approx(trigger)
+
+
+def test_without_masking_there_are_no_weights_and_no_extra_forward_pass():
+    def no_forward():
+        raise AssertionError("mpt_masking: none needs no policy forward pass")
+
+    method = _method(segments=2, mpt_masking="none")
+    batch = _batch()
+    batch.policy = no_forward
+    assert method.advantage_weights(batch) is None and "ulorl/entropy" not in method._metrics
 
 
 # --- entropy sign -----------------------------------------------------------------------------------------

@@ -448,3 +448,19 @@ def test_pool_checkpoint_mid_run_continues_identically():
         waiting += saved[1]
         assert _summary(resumed) == _summary(plain)
     assert waiting > 0  # and, at some save, finished samples waited for their siblings
+
+
+def test_vllm_prompts_are_padded_to_the_largest_count_of_any_process(monkeypatch):
+    """TRL's vLLM server and tensor-parallel modes hand each process an equal slice of everyone's prompts:
+    a process sending fewer (UloRL's pools differ) pads with copies, and the copies' replies are dropped.
+    Two processes are simulated: their counts come from a stand-in for accelerate's gather."""
+    from types import SimpleNamespace
+
+    from trainers.engine import VLLMEngine
+
+    engine = VLLMEngine.__new__(VLLMEngine)
+    engine.trainer = SimpleNamespace(accelerator=SimpleNamespace(num_processes=2))
+    engine.tokenizer = SimpleNamespace(eos_token_id=2)
+    monkeypatch.setattr("accelerate.utils.gather_object", lambda values: [3, 5])
+    assert engine._same_count_as_peers([[7, 8], [9], [10]]) == [[7, 8], [9], [10], [7, 8], [7, 8]]
+    assert engine._same_count_as_peers([]) == [[2]] * 5  # nothing to decode: still the peers' count

@@ -222,6 +222,7 @@ def test_six_scripted_steps_match_the_hand_computation(plain_model, tmp_path):
     assert [x["ulorl/truncation_rate"] for x in m] == [0, 0, 0, 1, 0, 0]
     assert [x.get("ulorl/staleness/max") for x in m] == [None, 1, None, 1, 2, 1]
     assert [x.get("ulorl/segments_per_sample") for x in m] == [None, 1.5, None, 2.5, 2.0, 1.0]
+    assert [x.get("ulorl/oldest_token_age/max") for x in m] == [None, 1, None, 2, 2, 1]  # waited + lag
     assert [x["ulorl/trained_tokens"] for x in m] == [0, 18, 0, 34, 32, 8]
     # every call asked for at most one segment, and no more than the cap left
     assert all(n > 0 and budget <= L // S for n, budget in ScriptedEngine.calls)

@@ -45,7 +45,7 @@ from trainers.advantages import group_zscore
 from trainers.data import dataset_rows
 from trainers.engine import Engine, Generation, decode_segment
 from trainers.masks import dmmpt_mask, sample_entropy
-from trainers.method import Batch, Method, MethodOptions, StageClock, readable
+from trainers.method import IDLE, Batch, Method, MethodOptions, StageClock, readable
 from trainers.methods.ulorl.pool import InFlight, SegmentPool
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
@@ -148,6 +148,26 @@ class UloRLMethod(Method):
                 "UloRL takes one optimizer step per rollout step (§1.7): leave trl.num_iterations at 1 and "
                 "trl.steps_per_generation at gradient_accumulation_steps"
             )
+        if trl.get("mask_truncated_completions"):
+            raise HarnessError(
+                "UloRL trains truncated samples with reward 0 (§1.6): drop mask_truncated_completions"
+            )
+        if config.scale_rewards != "group":
+            raise HarnessError(
+                "UloRL's advantages are GRPO's group z-score (Eq. 4): leave scale_rewards at group"
+            )
+        trained = config.prompts_per_step * accumulation
+        if options.importance_sampling == "tois" and (options.groups_in_flight or trained) > trained:
+            raise HarnessError(
+                "TOIS trains every group in the step it was sampled: options.groups_in_flight must be at "
+                f"most the {trained} groups a step trains, or groups wait and go stale"
+            )
+        reshaping = _sampling_filters(config)
+        if options.importance_sampling == "sais" and reshaping:
+            raise HarnessError(
+                f"SAIS divides by the sampler's log-probs, which {reshaping} reshape (vLLM returns them "
+                "after its filters): sample from the plain softmax (top_p 1, top_k 0) for SAIS"
+            )
         return options
 
     @classmethod
@@ -185,12 +205,16 @@ class UloRLMethod(Method):
             )
             self.admitted += 1
             admitted += 1
+        groups = len(self.pool.groups)
         todo = self.pool.to_decode()
         prompts = [self.pool.groups[key].prompt_ids for key, _ in todo]
         prefixes = [self.pool.prefix(key, j) for key, j in todo]
         meter = EngineMeter(engine)
         with self._clock("generate"):
+            # every prefix is a whole number of segments: one engine call, on every process alike
             gens = decode_segment(meter, prompts, prefixes, self.segment_tokens, self.max_tokens)
+            if not todo and self.processes > 1:  # all waiting: still join the processes' engine call
+                engine.generate([next(iter(self.pool.groups.values())).prompt_ids], self.segment_tokens)
         ended = []
         for (key, j), gen in zip(todo, gens, strict=True):
             sample = self.pool.record(key, j, gen, version)
@@ -202,11 +226,11 @@ class UloRLMethod(Method):
         out = [s for g in released for s in g.samples] + [
             replace(s, trainable=False) for g in dropped for s in g.samples
         ]
-        if not out:  # nothing ended this step: one sample stands in, untrainable (the trainer needs a row)
-            out = [
-                replace(self.pool.unfinished()[0], trainable=False, role="in_flight", meta={"reward": 0.0})
-            ]
+        if not out:  # nothing ended this step: one sample stands in, untrainable and not logged
+            stand_in = self.pool.unfinished()[0]
+            out = [replace(stand_in, trainable=False, meta={IDLE: True, "reward": 0.0})]
         self._metrics = self._step_metrics(gens, todo, prefixes, ended, released, dropped, admitted, meter)
+        self._metrics["ulorl/groups_in_flight"] = float(groups)
         self._metrics["ulorl/seconds/step_rollout"] = time.perf_counter() - started
         self._samples = [_group_record(g, version) for g in released[: self.options.logged_groups]]
         return out
@@ -258,9 +282,11 @@ class UloRLMethod(Method):
         return segment_logps(batch.rollouts, batch.completion_ids.size(1))
 
     def advantage_weights(self, batch: Batch) -> Tensor | None:
-        """DMMPT's mask (Eq. 10) as advantage weights, so masked tokens stay in the normaliser; the entropy
-        and mastered-token numbers are logged whatever the masking."""
+        """DMMPT's mask (Eq. 10) as advantage weights, so masked tokens stay in the normaliser, with the
+        entropy and mastered-token numbers; None without masking."""
         o = self.options
+        if o.mpt_masking == "none":  # no extra forward pass; TRL logs the entropy itself
+            return None
         logps, entropies = batch.policy_logps_and_entropies()
         probs, mask = logps.exp().cpu(), batch.completion_mask.cpu()
         rewards, entropies = batch.rewards.cpu(), entropies.cpu()
@@ -279,15 +305,11 @@ class UloRLMethod(Method):
             {
                 "ulorl/entropy": float((entropies.double() * valid).sum() / tokens),
                 "ulorl/dmmpt/mpt_fraction": float(mastered.sum()) / tokens,
-                "ulorl/dmmpt/masked_fraction": float((valid & ~kept.bool()).sum()) / tokens
-                if o.mpt_masking != "none"
-                else 0.0,
-                "ulorl/dmmpt/trigger_rate": float((gate & positive).sum()) / max(int(positive.sum()), 1)
-                if o.mpt_masking != "none"
-                else 0.0,
+                "ulorl/dmmpt/masked_fraction": float((valid & ~kept.bool()).sum()) / tokens,
+                "ulorl/dmmpt/trigger_rate": float((gate & positive).sum()) / max(int(positive.sum()), 1),
             }
         )
-        return None if o.mpt_masking == "none" else kept.to(batch.completion_mask.device)
+        return kept.to(batch.completion_mask.device)
 
     # --- what a step logs ----------------------------------------------------------------------------------
 
@@ -305,6 +327,9 @@ class UloRLMethod(Method):
         trained = [s for g in released for s in g.samples]
         waited = [s.meta["waited"] for s in trained]
         lag = [s.policy_versions[-1] - s.policy_versions[0] for s in trained]
+        oldest = [
+            w + g for w, g in zip(waited, lag, strict=True)
+        ]  # the policy versions since the first token
         ready = len(released) + sum(1 for g in self.pool.groups.values() if g.complete)
         out = {
             "ulorl/admitted_groups": float(admitted),
@@ -315,7 +340,6 @@ class UloRLMethod(Method):
             "ulorl/truncation_rate": sum(s.truncated for _, _, s in ended) / len(ended) if ended else 0.0,
             "ulorl/carried_samples": float(len(self.pool.unfinished())),
             "ulorl/waiting_samples": float(len(self.pool.waiting())),
-            "ulorl/groups_in_flight": float(len(self.pool.groups)),
             "ulorl/ready_groups": float(ready),
             "ulorl/released_groups": float(len(released)),
             "ulorl/dropped_groups": float(len(dropped)),
@@ -328,6 +352,8 @@ class UloRLMethod(Method):
             out["ulorl/staleness/mean"] = sum(waited) / len(waited)
             out["ulorl/staleness/max"] = float(max(waited))
             out["ulorl/policy_lag/max"] = float(max(lag))
+            out["ulorl/oldest_token_age/mean"] = sum(oldest) / len(oldest)
+            out["ulorl/oldest_token_age/max"] = float(max(oldest))
             out["ulorl/trained_truncation_rate"] = sum(s.truncated for s in trained) / len(trained)
         for stage, seconds in self._clock.seconds.items():
             out[f"ulorl/seconds/{stage}"] = seconds
@@ -373,6 +399,19 @@ class EngineMeter:
     @property
     def idle_fraction(self) -> float:
         return 1 - self.tokens / self.slot_steps if self.slot_steps else 0.0
+
+
+def _sampling_filters(config: Any) -> list[str]:
+    """The sampling settings that make the sampler's log-probs differ from the policy's softmax."""
+    trl = config.trl
+    found = [k for k in ("min_p", "generation_kwargs") if trl.get(k)]
+    if trl.get("top_k") not in (None, 0, -1):
+        found.append("top_k")
+    if trl.get("repetition_penalty", 1.0) != 1.0:
+        found.append("repetition_penalty")
+    if config.top_p < 1:
+        found.append("top_p")
+    return found
 
 
 def _segment_tokens(max_tokens: int, segments: int) -> int:
