@@ -15,17 +15,42 @@ from harness.scoring.rules import Gold, RuleScorer, no_answer, parse_gold
 from harness.types import Score
 
 
-class RuleThenJudge:
-    """The better of a rule's score and a judge's verdict; the judge is asked only where it can help."""
+class _ThenJudge:
+    """A first scorer, then the judge where it scored below 1: the name, version, judging and closing."""
 
-    def __init__(self, rule: RuleScorer, judge: JudgeScorer):
-        self.rule = rule
+    def __init__(self, first: Scorer, judge: JudgeScorer):
+        self.first = first
         self.judge = judge
-        self.name = f"{rule.name}+judge"
+        self.name = f"{first.name}+judge"
 
     @property
     def version(self) -> str:
-        return f"max({self.rule.version},{self.judge.version})"
+        return f"max({self.first.version},{self.judge.version})"
+
+    def _judged(
+        self, asks: list[tuple[int, str, Gold, dict | None]], firsts: dict[int, Score]
+    ) -> Iterator[tuple[int, Score]]:
+        """max(first, judge) for each asked answer, as the verdicts arrive."""
+        for i, judged in self.judge.verdicts(asks):
+            first = firsts[i]
+            value = 1.0 if judged["decision"] == "yes" else 0.0
+            details = {**first.details, "rule": first.value, "judge": judged}
+            yield i, Score(max(first.value, value), first.extracted, first.canonical, details)
+
+    def close(self) -> None:
+        self.first.close()
+        self.judge.close()
+
+
+def _decided(first: Score) -> Score:
+    """A first score that needs no judge, with its value under "rule"."""
+    return Score(first.value, first.extracted, first.canonical, {**first.details, "rule": first.value})
+
+
+class RuleThenJudge(_ThenJudge):
+    """The better of a rule's score and a judge's verdict; the judge is asked only where it can help."""
+
+    first: RuleScorer
 
     def score(
         self,
@@ -43,38 +68,18 @@ class RuleThenJudge:
                 yield i, missing
                 continue
             gold = parse_gold(gold_text)
-            rule = ruled[i] = self.rule.check(answer, gold)
+            rule = ruled[i] = self.first.check(answer, gold)
             if rule.value >= 1.0:
-                yield (
-                    i,
-                    Score(rule.value, rule.extracted, rule.canonical, {**rule.details, "rule": rule.value}),
-                )
+                yield i, _decided(rule)
                 continue
-            asks.append((i, self.rule.prediction(answer) or "None", gold, previous[i]))
-        for i, judged in self.judge.verdicts(asks):
-            rule = ruled[i]
-            value = 1.0 if judged["decision"] == "yes" else 0.0
-            details = {**rule.details, "rule": rule.value, "judge": judged}
-            yield i, Score(max(rule.value, value), rule.extracted, rule.canonical, details)
-
-    def close(self) -> None:
-        self.rule.close()
-        self.judge.close()
+            asks.append((i, self.first.prediction(answer) or "None", gold, previous[i]))
+        yield from self._judged(asks, ruled)
 
 
-class ScorerThenJudge:
+class ScorerThenJudge(_ThenJudge):
     """max(scorer, judge) for a scorer that scores whole batches (`math`, math-verify in worker processes):
     each answer is scored against every accepted gold answer, and the judge is asked, with the answer the
     scorer extracted, only where none scored 1 (UloRL's rule-then-verifier reward, ulorl.md §1.5)."""
-
-    def __init__(self, first: Scorer, judge: JudgeScorer):
-        self.first = first
-        self.judge = judge
-        self.name = f"{first.name}+judge"
-
-    @property
-    def version(self) -> str:
-        return f"max({self.first.version},{self.judge.version})"
 
     def score(
         self,
@@ -93,23 +98,9 @@ class ScorerThenJudge:
                 best[i] = found
         asks: list[tuple[int, str, Gold, dict | None]] = []
         for i, answer in enumerate(answers):
-            first = best.get(i, Score(0.0, None, None, {"reason": "the gold lists no answer"}))
-            best[i] = first
+            first = best.setdefault(i, Score(0.0, None, None, {"reason": "the gold lists no answer"}))
             if first.value >= 1.0 or no_answer(answer) is not None:
-                yield (
-                    i,
-                    Score(
-                        first.value, first.extracted, first.canonical, {**first.details, "rule": first.value}
-                    ),
-                )
+                yield i, _decided(first)
             else:
                 asks.append((i, first.extracted or "None", parsed[i], previous[i]))
-        for i, judged in self.judge.verdicts(asks):
-            first = best[i]
-            value = 1.0 if judged["decision"] == "yes" else 0.0
-            details = {**first.details, "rule": first.value, "judge": judged}
-            yield i, Score(max(first.value, value), first.extracted, first.canonical, details)
-
-    def close(self) -> None:
-        self.first.close()
-        self.judge.close()
+        yield from self._judged(asks, best)

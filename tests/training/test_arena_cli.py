@@ -5,12 +5,11 @@ go to the live tournament: 18 calls each at N = 8."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
 import torch
-from test_train_cli import REPO, invoke
+from test_train_cli import REPO, dry_run, invoke
 
 from harness import HarnessError
 from trainers.callbacks import read_jsonl
@@ -19,17 +18,8 @@ CPU = REPO / "configs/train/arena-cpu.yaml"
 PAPER = REPO / "configs/train/arena.yaml"
 
 
-def dry_run(config, tmp_path, *extra) -> dict:
-    result = invoke(
-        "train", "arena", "--dry-run", "--config", config, "--model", "m", "--out", tmp_path / "o", *extra
-    )
-    assert result.exit_code == 0, result.output
-    assert not (tmp_path / "o").exists()
-    return json.loads(result.output[result.output.index("{") :])
-
-
 def test_dry_run_prints_the_paper_setup(tmp_path):
-    setup = dry_run(PAPER, tmp_path)
+    setup = dry_run("arena", PAPER, tmp_path)
     options, trl = setup["options"], setup["trl"]
     assert (options["route"], options["tournament"], options["rating"]) == ("zero_variance", "live", "auto")
     assert (options["gamma"], options["anchors"], options["l2"], options["eps"]) == (1.0, 3, 0.5, 1e-6)
@@ -42,9 +32,11 @@ def test_dry_run_prints_the_paper_setup(tmp_path):
 
 
 def test_dry_run_of_the_cpu_config_and_a_baseline(tmp_path):
-    options = dry_run(CPU, tmp_path)["options"]
+    options = dry_run("arena", CPU, tmp_path)["options"]
     assert options["judge"] == "the policy" and options["judge_prefill"].endswith("\\boxed{")
-    rlvr = dry_run(CPU, tmp_path, "--set", "options.route=none", "--set", "options.refill=true")["options"]
+    rlvr = dry_run("arena", CPU, tmp_path, "--set", "options.route=none", "--set", "options.refill=true")[
+        "options"
+    ]
     assert (rlvr["route"], rlvr["refill"]) == ("none", True)
 
 

@@ -28,6 +28,16 @@ def invoke(*args: str):
     return result
 
 
+def dry_run(method: str, config: Path, tmp_path: Path, *extra: str) -> dict:
+    """`harness train METHOD --dry-run` of a config file: what it prints, parsed; nothing written."""
+    result = invoke(
+        "train", method, "--dry-run", "--config", config, "--model", "m", "--out", tmp_path / "o", *extra
+    )
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "o").exists()
+    return json.loads(result.output[result.output.index("{") :])
+
+
 # --- configuration --------------------------------------------------------------------------------
 
 

@@ -4,14 +4,13 @@ samples span two steps, resumed exactly from a checkpoint taken while samples we
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 
 import pytest
 import torch
 from safetensors.torch import load_file
-from test_train_cli import REPO, invoke
+from test_train_cli import REPO, dry_run, invoke
 
 from harness import HarnessError
 from trainers.callbacks import read_jsonl
@@ -20,17 +19,8 @@ CPU = REPO / "configs/train/ulorl-cpu.yaml"
 PAPER = REPO / "configs/train/ulorl.yaml"
 
 
-def dry_run(config, tmp_path, *extra) -> dict:
-    result = invoke(
-        "train", "ulorl", "--dry-run", "--config", config, "--model", "m", "--out", tmp_path / "o", *extra
-    )
-    assert result.exit_code == 0, result.output
-    assert not (tmp_path / "o").exists()
-    return json.loads(result.output[result.output.index("{") :])
-
-
 def test_dry_run_prints_the_paper_setup(tmp_path):
-    setup = dry_run(PAPER, tmp_path)
+    setup = dry_run("ulorl", PAPER, tmp_path)
     options, trl = setup["options"], setup["trl"]
     assert (options["segments"], options["segment_tokens"]) == (8, 16384)  # 128K in 8 segments of 16K
     assert (options["importance_sampling"], options["mpt_masking"]) == ("pois", "dynamic")
@@ -44,14 +34,14 @@ def test_dry_run_prints_the_paper_setup(tmp_path):
 
 
 def test_dry_run_of_the_cpu_config_and_the_ablations(tmp_path):
-    options = dry_run(CPU, tmp_path)["options"]
+    options = dry_run("ulorl", CPU, tmp_path)["options"]
     assert (options["segments"], options["segment_tokens"], options["groups_in_flight"]) == (4, 24, 8)
-    tois = dry_run(
+    tois = dry_run("ulorl",
         CPU, tmp_path, "--set", "options.segments=1", "--set", "options.importance_sampling=tois",
         "--set", "options.groups_in_flight=4",
     )  # fmt: skip
     assert tois["options"]["segment_tokens"] == 96
-    plain = dry_run(CPU, tmp_path, "--set", "options.mpt_masking=none")["options"]
+    plain = dry_run("ulorl", CPU, tmp_path, "--set", "options.mpt_masking=none")["options"]
     assert plain["mpt_masking"] == "none"
 
 
