@@ -287,7 +287,7 @@ class UloRLMethod(Method):
         o = self.options
         if o.mpt_masking == "none":  # no extra forward pass; TRL logs the entropy itself
             return None
-        logps, entropies = batch.policy_logps_and_entropies()
+        logps, entropies = batch.policy_logps_and_entropies()  # on idle steps too: every process alike
         probs, mask = logps.exp().cpu(), batch.completion_mask.cpu()
         rewards, entropies = batch.rewards.cpu(), entropies.cpu()
         sigma = math.inf if o.mpt_masking == "static" else o.sigma
