@@ -170,12 +170,15 @@ class VLLMEngine(_TrainerEngine):
 
     def _same_count_as_peers(self, prompts: Sequence[Sequence[int]]) -> list[list[int]]:
         """The prompts, padded with copies to the largest count any process sends: TRL's server and
-        tensor-parallel modes gather every process's prompts and hand each an equal slice back, which
-        mixes samples up when the counts differ (UloRL's pools differ per process)."""
+        tensor-parallel modes gather the processes' prompts and hand each an equal slice back, which
+        mixes samples up when the counts differ (UloRL's pools differ per process). Colocated engines
+        without tensor parallelism gather nothing, and get the prompts as they are."""
         from accelerate.utils import gather_object
 
         sent = [list(p) for p in prompts]
-        if self.trainer.accelerator.num_processes == 1:
+        vllm = self.trainer.vllm_generation
+        gathers = vllm.mode == "server" or vllm.tensor_parallel_size > 1
+        if self.trainer.accelerator.num_processes == 1 or not gathers:
             return sent
         most = max(gather_object([len(sent)]))
         filler = sent[0] if sent else [self.tokenizer.eos_token_id]

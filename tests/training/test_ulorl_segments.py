@@ -458,9 +458,17 @@ def test_vllm_prompts_are_padded_to_the_largest_count_of_any_process(monkeypatch
 
     from trainers.engine import VLLMEngine
 
-    engine = VLLMEngine.__new__(VLLMEngine)
-    engine.trainer = SimpleNamespace(accelerator=SimpleNamespace(num_processes=2))
-    engine.tokenizer = SimpleNamespace(eos_token_id=2)
+    def engine_in(mode: str, tensor_parallel: int) -> VLLMEngine:
+        engine = VLLMEngine.__new__(VLLMEngine)
+        vllm = SimpleNamespace(mode=mode, tensor_parallel_size=tensor_parallel)
+        engine.trainer = SimpleNamespace(accelerator=SimpleNamespace(num_processes=2), vllm_generation=vllm)
+        engine.tokenizer = SimpleNamespace(eos_token_id=2)
+        return engine
+
     monkeypatch.setattr("accelerate.utils.gather_object", lambda values: [3, 5])
-    assert engine._same_count_as_peers([[7, 8], [9], [10]]) == [[7, 8], [9], [10], [7, 8], [7, 8]]
-    assert engine._same_count_as_peers([]) == [[2]] * 5  # nothing to decode: still the peers' count
+    for engine in (engine_in("server", 1), engine_in("colocate", 2)):
+        assert engine._same_count_as_peers([[7, 8], [9], [10]]) == [[7, 8], [9], [10], [7, 8], [7, 8]]
+        assert engine._same_count_as_peers([]) == [[2]] * 5  # nothing to decode: still the peers' count
+    # colocated without tensor parallelism: each process's own engine, nothing gathered, nothing padded
+    monkeypatch.setattr("accelerate.utils.gather_object", lambda values: pytest.fail("a needless gather"))
+    assert engine_in("colocate", 1)._same_count_as_peers([[7, 8], [9]]) == [[7, 8], [9]]
