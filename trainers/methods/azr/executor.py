@@ -145,6 +145,17 @@ class Invalid(Exception):
 # --- static checks (no code runs) ---------------------------------------------------------------
 
 
+_AST_LOCK = threading.Lock()
+
+
+def parse(source: str, mode: str = "exec") -> ast.AST:
+    """`ast.parse`, one thread at a time: CPython 3.11 builds AST objects with an interpreter-wide
+    recursion counter that concurrent threads corrupt ("AST constructor recursion depth mismatch",
+    python/cpython#106905), and the executor checks proposals from a thread pool."""
+    with _AST_LOCK:
+        return ast.parse(source, mode=mode)
+
+
 def forbidden(code: str, names: Iterable[str] = FORBIDDEN) -> str | None:
     """The forbidden name `code` uses (the most specific: "os.path" for `import os.path`), or None.
 
@@ -153,7 +164,7 @@ def forbidden(code: str, names: Iterable[str] = FORBIDDEN) -> str | None:
     not parse is matched word by word, as the official code does."""
     banned = frozenset(names)
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except _UNPARSABLE:
         words = [n for n in banned if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", code)]
         return max(words, key=lambda n: (len(n), n), default=None)
@@ -186,7 +197,7 @@ def _names(node: ast.AST) -> list[str]:
 
 def parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse(code)
     except _UNPARSABLE:
         return False
     return True
@@ -200,7 +211,7 @@ def arguments(text: str) -> tuple[list, dict] | None:
     """The values of the argument list `text` when all are literals, else None (host-side, by
     `ast.literal_eval`); ValueError if `text` is not exactly one argument list."""
     try:
-        call = ast.parse(_call_text("f", text), mode="eval").body
+        call = parse(_call_text("f", text), "eval").body
     except _UNPARSABLE:
         raise ValueError("not an argument list") from None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "f"):
@@ -313,11 +324,11 @@ def check_deduction(answer: str, gold: Any, limits: Limits = LIMITS) -> Verdict:
     evaluated in a sandbox where no program is defined (so `f(...)` is no answer)."""
     answer = answer.strip()
     try:
-        ast.parse(answer, mode="eval")
+        tree = parse(answer, "eval")
     except _UNPARSABLE:
         return Verdict("fail", "malformed answer")
     try:
-        return _compare(ast.literal_eval(answer), gold)
+        return _compare(ast.literal_eval(tree), gold)
     except (*_UNPARSABLE, TypeError):
         pass
     try:
