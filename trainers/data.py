@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,3 +35,34 @@ def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
         raise HarnessError(f"dataset {config.dataset!r} has no items")
     rows = item_rows(items, config.prompt_template or bench.prompt, config.system_prompt)
     return rows, config.scorer or bench.scorer
+
+
+class RowOrder:
+    """A method's own walk through the dataset rows, for prompts it draws beyond TRL's batch (UloRL's
+    admissions, SPAE's refills): epoch e is shuffled from seed + e (kept in order with `shuffle=False`),
+    and each of P processes takes every P-th row. Position k always names the same row, so a resume that
+    restores how many rows were drawn continues the same walk."""
+
+    def __init__(
+        self,
+        rows: Sequence[dict[str, Any]],
+        seed: int,
+        shuffle: bool = True,
+        rank: int = 0,
+        processes: int = 1,
+    ):
+        if not rows:
+            raise HarnessError("no dataset rows to draw prompts from")
+        self.rows, self.seed, self.shuffle = list(rows), seed, shuffle
+        self.rank, self.processes = rank, processes
+        self._orders: dict[int, list[int]] = {}
+
+    def __getitem__(self, position: int) -> dict[str, Any]:
+        index = position * self.processes + self.rank
+        epoch, offset = divmod(index, len(self.rows))
+        if epoch not in self._orders:
+            order = list(range(len(self.rows)))
+            if self.shuffle:
+                random.Random(self.seed + epoch).shuffle(order)
+            self._orders = {epoch: order}
+        return self.rows[self._orders[epoch][offset]]

@@ -9,8 +9,9 @@ prompt + completion so far (`decode_segment`, `continue_rollouts`).
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -97,6 +98,26 @@ class _TrainerEngine:
             out += [logps[i, len(p) - 1 : len(p) - 1 + len(c)].tolist() for i, (p, c) in enumerate(pairs)]
         return out
 
+    @contextlib.contextmanager
+    def inference_model(self) -> Iterator[Any]:
+        """The trainer's model whole (DeepSpeed ZeRO-3 and FSDP parameters gathered), without gradient:
+        for generation and for SPAE's probes."""
+        from trl.models import unwrap_model_for_generation
+
+        trainer, args = self.trainer, self.trainer.args
+        with (
+            unwrap_model_for_generation(
+                trainer.model_wrapped,
+                trainer.accelerator,
+                gather_deepspeed3_params=args.ds3_gather_for_generation,
+                generation_kwargs=trainer.generation_kwargs,
+                gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
+            ) as model,
+            torch.no_grad(),
+            trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False),
+        ):
+            yield model
+
     def _finish(self, ids: list[int], logprobs: list[float]) -> Generation:
         """Cut after the first EOS; no EOS means the call's token budget ran out."""
         for i, token in enumerate(ids):
@@ -109,10 +130,9 @@ class HFEngine(_TrainerEngine):
     """transformers `generate` on the trainer's model, with the trainer's generation config."""
 
     def generate(self, prompts: Sequence[Sequence[int]], max_tokens: int | None = None) -> list[Generation]:
-        from trl.models import unwrap_model_for_generation
         from trl.trainer.utils import pad
 
-        trainer, args = self.trainer, self.trainer.args
+        trainer = self.trainer
         prompt_tensors = [torch.tensor(list(p)) for p in prompts]
         input_ids = pad(prompt_tensors, padding_value=self.tokenizer.pad_token_id, padding_side="left")
         attention_mask = pad(
@@ -123,17 +143,7 @@ class HFEngine(_TrainerEngine):
         config.return_dict_in_generate, config.output_logits = True, True
         if max_tokens is not None:
             config.max_new_tokens = max_tokens
-        with (
-            unwrap_model_for_generation(
-                trainer.model_wrapped,
-                trainer.accelerator,
-                gather_deepspeed3_params=args.ds3_gather_for_generation,
-                generation_kwargs=trainer.generation_kwargs,
-                gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
-            ) as model,
-            torch.no_grad(),
-            trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False),
-        ):
+        with self.inference_model() as model:
             out = model.generate(
                 input_ids=input_ids.to(device),
                 attention_mask=attention_mask.to(device),

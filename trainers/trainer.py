@@ -253,6 +253,16 @@ class MethodGRPOTrainer(GRPOTrainer):
             self.state.num_input_tokens_seen += tokens
         metrics["num_tokens"] = [self.state.num_input_tokens_seen]
 
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        """TRL's log, with each stage time a method reports (`NAME/seconds/STAGE`) also given as a share of
+        TRL's `step_time` over the same steps (`NAME/share_of_step/STAGE`: SPAE's probe cost)."""
+        metrics = self._metrics["train" if self.model.training else "eval"]
+        step = sum(metrics.get("step_time", []))
+        if step > 0:
+            for key in [k for k in metrics if "/seconds/" in k]:
+                metrics[key.replace("/seconds/", "/share_of_step/")] = [sum(metrics[key]) / step]
+        super().log(logs, start_time)
+
     def create_model_card(self, model_name=None, dataset_name=None, tags=None) -> None:
         """TRL's card for a Hub base model; for a local folder (where TRL's would read "fine-tuned from
         [None]") a short card that names the folder."""

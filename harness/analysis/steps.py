@@ -40,6 +40,15 @@ class Tokens:
     ids: list[int]
     spans: list[tuple[int, int]]
 
+    @classmethod
+    def from_pieces(cls, ids: Sequence[int], pieces: Sequence[str]) -> Tokens:
+        """Token ids with the text each one decodes to, alone (a training rollout's generated ids)."""
+        spans, at = [], 0
+        for piece in pieces:
+            spans.append((at, at + len(piece)))
+            at += len(piece)
+        return cls("".join(pieces), list(ids), spans)
+
     @cached_property
     def _ends(self) -> list[int]:
         return [end for _, end in self.spans]

@@ -3,6 +3,7 @@
 from trainers.methods.arena.method import ArenaMethod
 from trainers.methods.azr.method import AzrMethod
 from trainers.methods.grpo import GRPOMethod
+from trainers.methods.spae.method import SpaeMethod
 from trainers.methods.spell import SpellMethod
 from trainers.methods.ulorl import UloRLMethod
 
@@ -12,6 +13,7 @@ METHODS = {
     "azr": AzrMethod,
     "arena": ArenaMethod,
     "ulorl": UloRLMethod,
+    "spae": SpaeMethod,
 }
 
-__all__ = ["METHODS", "ArenaMethod", "AzrMethod", "GRPOMethod", "SpellMethod", "UloRLMethod"]
+__all__ = ["METHODS", "ArenaMethod", "AzrMethod", "GRPOMethod", "SpaeMethod", "SpellMethod", "UloRLMethod"]

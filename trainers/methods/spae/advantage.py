@@ -19,6 +19,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -97,6 +98,14 @@ def shaping(
     return [[v - centre for v in row] for row in lifted]
 
 
+class SpaeTerms(NamedTuple):
+    """The advantage and its two per-token factors, each (N, T) and 0 on padding."""
+
+    advantages: Tensor  # Eq. 17: Eq. 11 standardised over the batch's tokens
+    f: Tensor  # the saturation penalty of each token's step (Eq. 13)
+    g: Tensor  # the shaping of each token's step (Eq. 15), before xi
+
+
 def spae_advantages(
     rewards: Tensor,
     groups: Sequence[Hashable],
@@ -110,6 +119,18 @@ def spae_advantages(
     `potentials[i]` holds Phi of rollout i's K_i steps and `step_ends[i]` their exclusive token ends
     (increasing, at most `lengths[i]`); tokens from the last end on form the virtual step K_i + 1.
     """
+    return spae_terms(rewards, groups, potentials, step_ends, lengths, settings).advantages
+
+
+def spae_terms(
+    rewards: Tensor,
+    groups: Sequence[Hashable],
+    potentials: Sequence[Sequence[float]],
+    step_ends: Sequence[Sequence[int]],
+    lengths: Sequence[int],
+    settings: SpaeSettings = SpaeSettings(),
+) -> SpaeTerms:
+    """`spae_advantages` with the per-token f and g it is built from (SPAE logs their means)."""
     n = len(lengths)
     if not (len(rewards) == len(groups) == len(potentials) == len(step_ends) == n):
         raise ValueError("rewards, groups, potentials, step_ends and lengths must have one entry per rollout")
@@ -125,12 +146,14 @@ def spae_advantages(
     step_tokens = [[e - s for s, e in zip([0, *ends], ends, strict=False)] for ends in step_ends]
     g = shaping([potential_differences(p) for p in potentials], step_tokens, settings.shaping_mean)
     out = torch.zeros(n, width, dtype=torch.float64)
+    f_tokens, g_tokens = torch.zeros_like(out), torch.zeros_like(out)
     for i in range(n):
         steps = torch.tensor([bisect_right(step_ends[i], j) for j in range(lengths[i])], dtype=torch.long)
         f = penalty(torch.tensor(counts[i], dtype=torch.float64), settings, most)
         if settings.penalty_on_positive_only and outcome[i] <= 0:
             f = torch.ones_like(f)
         g_i = torch.tensor([*g[i], 0.0], dtype=torch.float64)  # the virtual last step has no shaping
+        f_tokens[i, : lengths[i]], g_tokens[i, : lengths[i]] = f[steps], g_i[steps]
         out[i, : lengths[i]] = outcome[i] * f[steps] + settings.xi * g_i[steps]
     mask = completion_mask(lengths, width)
-    return whiten_tokens(out, mask, eps=settings.eps)
+    return SpaeTerms(whiten_tokens(out, mask, eps=settings.eps), f_tokens, g_tokens)

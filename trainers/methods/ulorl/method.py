@@ -28,7 +28,6 @@ admission counter are the state saved in every checkpoint: a resume continues ea
 from __future__ import annotations
 
 import math
-import random
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -42,7 +41,7 @@ from harness.scoring.rules import accepted_answers
 from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
-from trainers.data import dataset_rows
+from trainers.data import RowOrder, dataset_rows
 from trainers.engine import Engine, Generation, decode_segment
 from trainers.masks import dmmpt_mask, sample_entropy
 from trainers.method import IDLE, Batch, Method, MethodOptions, StageClock, readable
@@ -102,11 +101,10 @@ class UloRLMethod(Method):
     ):
         self.reward, self.options, self.G = reward, options, num_generations
         self.max_tokens, self.segment_tokens = max_tokens, _segment_tokens(max_tokens, options.segments)
-        self.rows, self.seed, self.shuffle = list(rows), seed, shuffle
-        self.rank, self.processes = rank, processes
+        self.order = RowOrder(rows, seed, shuffle, rank, processes)
+        self.processes = processes
         self.pool = SegmentPool(num_generations)
         self.admitted = 0  # prompts this process has admitted: the position in its row order
-        self._orders: dict[int, list[int]] = {}
         self._clock = StageClock()
         self._metrics: dict[str, float] = {}
         self._samples: list[dict[str, Any]] = []
@@ -178,18 +176,6 @@ class UloRLMethod(Method):
 
     # --- admission and segment rollout ---------------------------------------------------------------------
 
-    def _row(self, position: int) -> dict[str, Any]:
-        """This process's `position`-th row: every P-th of the epoch's order, drawn from seed + epoch (the
-        dataset's own order with `trl.shuffle_dataset: false`)."""
-        index = position * self.processes + self.rank
-        epoch, offset = divmod(index, len(self.rows))
-        if epoch not in self._orders:
-            order = list(range(len(self.rows)))
-            if self.shuffle:
-                random.Random(self.seed + epoch).shuffle(order)
-            self._orders = {epoch: order}
-        return self.rows[self._orders[epoch][offset]]
-
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
         """This step's segment of every sample in flight; returns the groups released to training. `rows`
         (TRL's) only set how many groups one step trains: admission draws from the method's own order."""
@@ -199,7 +185,7 @@ class UloRLMethod(Method):
         in_flight = self.options.groups_in_flight or len(rows)
         admitted = 0
         while len(self.pool.groups) < in_flight:
-            row = self._row(self.admitted)
+            row = self.order[self.admitted]
             self.pool.admit(
                 f"{self.admitted}:{row.get('id', '')}", row, engine.encode(row["prompt"]), version
             )

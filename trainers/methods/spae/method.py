@@ -1,0 +1,407 @@
+"""SPAE (spae.md §1): DAPO + RF-B with step-potential advantages from training-free probes.
+
+One step:
+
+1. rollout: G samples of each of TRL's prompts with the run's decoding settings, scored by the harness
+   scorer (`math`, or `math+judge` for the paper's verifier fallback on rejected answers, §2);
+2. dynamic sampling with refill (DAPO, §1.1 and §4.2 item 1): groups whose rewards are all equal are
+   dropped (returned untrainable, so their rewards are still logged), and new prompts, drawn from the
+   method's own seeded order, are sampled in their place for up to `max_refill_rounds` rounds; groups
+   beyond the batch are returned untrainable too;
+3. probes (§1.2-1.3, after the filter as the paper's pipeline figure shows): every m-th step boundary of
+   every kept sample is probed on the current policy (`probes.py`), giving Phi per step;
+4. advantages: `spae` (Eq. 11-17, `advantage.py`); the paper's baselines `rfb` (group mean subtracted,
+   then every token of the batch standardised: SPAE with alpha = xi = 0) and `dapo` (GRPO's group
+   z-score). The loss is TRL's: `loss_type: dapo` (token sum over the batch's tokens) with
+   `epsilon` / `epsilon_high` (clip-higher), no KL.
+
+The method's own state is the number of refill prompts it has drawn: a resume continues the same walk, and
+probe seeds depend only on the run's seed, the step and the sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+
+from harness import HarnessError
+from harness.analysis.probe import Decoding, entropy_top_k
+from harness.settings import setting
+from harness.thinking import prompt_opens_think
+from trainers.advantages import group_zscore
+from trainers.data import RowOrder, dataset_rows
+from trainers.engine import Engine
+from trainers.method import Method, MethodOptions, StageClock, readable
+from trainers.methods.spae.advantage import PENALTY_FORMS, SHAPING_MEANS, SpaeSettings, spae_terms
+from trainers.methods.spae.probes import (
+    Probed,
+    ProbeSettings,
+    Target,
+    policy_prober,
+    probe_rollouts,
+    probe_seed,
+)
+from trainers.rewards import ScorerReward
+from trainers.rollout import Rollout
+
+ADVANTAGES = ("spae", "rfb", "dapo")
+
+
+@dataclass(frozen=True)
+class SpaeOptions(MethodOptions):
+    """SPAE's own settings (`options:` in the config); the defaults are the paper's (§1.6-1.7)."""
+
+    method: ClassVar[str] = "SPAE"
+    choices: ClassVar[dict[str, tuple[str, ...]]] = {
+        "advantage": ADVANTAGES,
+        "penalty": PENALTY_FORMS,
+        "shaping_mean": SHAPING_MEANS,
+    }
+
+    advantage: str = "spae"  # spae (Eq. 11-17), or the baselines rfb and dapo (§1.7)
+    alpha: float = setting(0.5, minimum=0, maximum=1)  # the saturation penalty's depth (Eq. 13)
+    xi: float = setting(0.5, minimum=0)  # the shaping strength (Eq. 11)
+    tau_sat: float = setting(0.9, minimum=-1, maximum=1)  # saturation: Phi > tau_sat (Eq. 9, 12)
+    penalty: str = "exp"  # f = 1 - alpha (1 - e^-C) (§1.6, the default); slow_fast: the prose's shape
+    kappa: float = setting(2.0, exclusive_minimum=0)  # slow_fast's scale
+    shaping_mean: str = "steps"  # E_B in Eq. 15 over steps, or tokens (§1.6 gap)
+    penalty_on_positive_only: bool = False  # §1.6's sign question, as an ablation
+    probes: bool | None = None  # default: on for spae; on for a baseline logs its Phi, check share, R2W
+    n_probe: int = setting(5, minimum=1)  # N (§1.2)
+    probe_max_tokens: int = setting(10, minimum=1)
+    probe_every_m: int = setting(1, minimum=1)  # probe every m-th boundary; the rest join the next step
+    probe_batch_size: int = setting(16, minimum=1)
+    delimiter: str = ".\n\n"  # the step delimiter (§1.1)
+    entropy_mode: str = "full"  # full; topk=K on a colocated vLLM engine (the authors' approximation)
+    dynamic_sampling: bool = True  # drop groups whose rewards are all equal, refill (DAPO)
+    max_refill_rounds: int = setting(3, minimum=0)  # sampling rounds to refill dropped groups
+    logged_groups: int = setting(2, minimum=0)  # trained groups per step in OUT/samples.jsonl
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        entropy_top_k(self.entropy_mode)
+        if not self.delimiter:
+            raise HarnessError("options.delimiter must not be empty")
+        if self.advantage == "spae" and self.probes is False:
+            raise HarnessError("options.probes: the spae advantage is built from the probes' potentials")
+
+    @property
+    def probing(self) -> bool:
+        return self.advantage == "spae" if self.probes is None else self.probes
+
+    @property
+    def settings(self) -> SpaeSettings:
+        """The advantage builder's settings; RF-B is SPAE with alpha = xi = 0."""
+        rfb = self.advantage == "rfb"
+        return SpaeSettings(
+            alpha=0.0 if rfb else self.alpha,
+            xi=0.0 if rfb else self.xi,
+            tau_sat=self.tau_sat,
+            penalty=self.penalty,
+            kappa=self.kappa,
+            shaping_mean=self.shaping_mean,
+            penalty_on_positive_only=self.penalty_on_positive_only,
+        )
+
+    @property
+    def probe_settings(self) -> ProbeSettings:
+        return ProbeSettings(
+            n_probe=self.n_probe,
+            max_tokens=self.probe_max_tokens,
+            every_m=self.probe_every_m,
+            batch_size=self.probe_batch_size,
+            delimiter=self.delimiter,
+            entropy_mode=self.entropy_mode,
+            tau_sat=self.tau_sat,
+        )
+
+
+class SpaeMethod(Method):
+    """Rows carry `prompt` (chat messages), `answer` (the scorer's gold) and `id`."""
+
+    name = "spae"
+
+    def __init__(
+        self,
+        reward: ScorerReward,
+        options: SpaeOptions,
+        rows: Sequence[dict[str, Any]],
+        num_generations: int,
+        decoding: Decoding,
+        *,
+        seed: int = 0,
+        shuffle: bool = True,
+        rank: int = 0,
+        processes: int = 1,
+    ):
+        self.reward, self.options, self.G, self.decoding = reward, options, num_generations, decoding
+        self.order = RowOrder(rows, seed + 1, shuffle, rank, processes)  # refills walk apart from TRL's
+        self.seed, self.processes = seed, processes
+        self.drawn = 0  # refill prompts this process has drawn: the position in its row order
+        self._clock = StageClock()
+        self._metrics: dict[str, float] = {}
+        self._samples: list[dict[str, Any]] = []
+
+    @classmethod
+    def from_config(cls, config: Any, reward: ScorerReward) -> SpaeMethod:
+        from accelerate import PartialState
+
+        state = PartialState()
+        top_k = config.trl.get("top_k") or -1
+        return cls(
+            reward,
+            cls.options_of(config),
+            dataset_rows(config)[0],
+            config.num_generations,
+            Decoding(config.temperature, config.top_p, top_k),
+            seed=config.seed,
+            shuffle=config.trl.get("shuffle_dataset", True),
+            rank=state.process_index,
+            processes=state.num_processes,
+        )
+
+    @classmethod
+    def options_of(cls, config: Any) -> SpaeOptions:
+        options = SpaeOptions.from_mapping(dict(config.options))
+        if options.entropy_mode != "full" and not (config.use_vllm and config.vllm_mode == "colocate"):
+            raise HarnessError(
+                "options.entropy_mode topk=K approximates the entropy from vLLM's top-K log-probs: it needs "
+                "use_vllm with vllm_mode colocate; the transformers prober computes the full entropy"
+            )
+        if config.trl.get("num_iterations", 1) != 1:
+            raise HarnessError(
+                "SPAE's advantages are built per generation batch: leave trl.num_iterations at 1"
+            )
+        return options
+
+    @classmethod
+    def resolved_options(cls, config: Any) -> dict[str, Any]:
+        options = cls.options_of(config)
+        return {**asdict(options), "probes": options.probing}
+
+    # --- rollout: sample, score, filter and refill, probe ------------------------------------------------
+
+    def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
+        self._clock.seconds.clear()
+        step = engine.policy_version
+        sampled = self._sample(rows, engine, f"{step}:0")
+        kept, dropped = self._split(sampled)
+        rounds = 0
+        while rounds < self.options.max_refill_rounds and self._any_short(len(rows) - len(kept)):
+            rounds += 1
+            missing = max(len(rows) - len(kept), 1)  # a process already full still joins the round
+            extra = [self.order[self.drawn + j] for j in range(missing)]
+            self.drawn += missing
+            more_kept, more_dropped = self._split(self._sample(extra, engine, f"{step}:{rounds}"))
+            kept, dropped = kept + more_kept, dropped + more_dropped
+        trained, surplus = kept[: len(rows)], kept[len(rows) :]
+        probed = self._probe([s for g in trained for s in g], engine, step)
+        out = probed + [replace(s, trainable=False) for g in dropped + surplus for s in g]
+        self._metrics = {
+            "spae/refill_rounds": float(rounds),
+            "spae/sampled_groups": float(len(kept) + len(dropped)),
+            "spae/dropped_groups": float(len(dropped)),
+            "spae/trained_groups": float(len(trained)),
+            "spae/surplus_groups": float(len(surplus)),
+            **{f"spae/seconds/{stage}": seconds for stage, seconds in self._clock.seconds.items()},
+        }
+        self._samples = [_group_record(g) for g in _groups(probed)[: self.options.logged_groups]]
+        return out
+
+    def _any_short(self, missing: int) -> bool:
+        """Whether any process still lacks groups (every process runs the same refill rounds: under
+        ZeRO-3 and vLLM's server mode a generation is a collective call)."""
+        short = missing > 0 and self.options.dynamic_sampling
+        if self.processes == 1:
+            return short
+        from accelerate.utils import gather_object
+
+        return any(gather_object([short]))
+
+    def _sample(self, rows: Sequence[dict[str, Any]], engine: Engine, tag: str) -> list[list[Rollout]]:
+        """G scored samples of each row, as one group per row."""
+        prompts = [engine.encode(row["prompt"]) for row in rows]
+        G = self.G
+        with self._clock("generate"):
+            gens = engine.generate([p for p in prompts for _ in range(G)])
+        texts = [engine.decode(g.ids) for g in gens]
+        opened = [prompt_opens_think(engine.tokenizer.decode(p)) for p in prompts]
+        with self._clock("score"):
+            rewards = self.reward(
+                texts,
+                [row["answer"] for row in rows for _ in range(G)],
+                [o for o in opened for _ in range(G)],
+            )
+        groups = []
+        for i, (row, prompt) in enumerate(zip(rows, prompts, strict=True)):
+            key = f"{tag}:{i}:{row.get('id', '')}"
+            groups.append(
+                [
+                    Rollout(
+                        prompt_ids=prompt,
+                        completion_ids=gen.ids,
+                        role="solver",
+                        group=key,
+                        task=str(row.get("task", "default")),
+                        finish_reason=gen.finish_reason,
+                        sampling_logprobs=gen.logprobs,
+                        meta={
+                            "id": row.get("id"),
+                            "answer": row["answer"],
+                            "text": text,
+                            "reward": float(value),
+                            "sample": f"{key}:{j}",
+                        },
+                    )
+                    for j, (gen, text, value) in enumerate(
+                        zip(
+                            gens[i * G : (i + 1) * G],
+                            texts[i * G : (i + 1) * G],
+                            rewards[i * G : (i + 1) * G],
+                            strict=True,
+                        )
+                    )
+                ]
+            )
+        return groups
+
+    def _split(self, groups: list[list[Rollout]]) -> tuple[list[list[Rollout]], list[list[Rollout]]]:
+        """(kept, dropped): with dynamic sampling a group whose rewards are all equal is dropped."""
+        if not self.options.dynamic_sampling:
+            return groups, []
+        diverse = [len({s.meta["reward"] for s in g}) > 1 for g in groups]
+        return [g for g, d in zip(groups, diverse, strict=True) if d], [
+            g for g, d in zip(groups, diverse, strict=True) if not d
+        ]
+
+    def _probe(self, samples: list[Rollout], engine: Engine, step: int) -> list[Rollout]:
+        """The samples with their probed steps in meta (`steps`: boundaries, Acc, Conf, Phi, accounting).
+        Every process enters the prober once per step, probes or not (ZeRO-3 gathers the weights)."""
+        if not self.options.probing:
+            return samples
+        targets = [
+            Target(
+                s.prompt_ids,
+                s.completion_ids,
+                s.meta["answer"],
+                s.meta["reward"] >= 1.0,
+                probe_seed(self.seed, step, s.meta["sample"]),
+            )
+            for s in samples
+        ]
+        settings = self.options.probe_settings
+        with self._clock("probe"), policy_prober(engine, settings) as prober:
+            found = probe_rollouts(prober, engine.tokenizer, targets, settings, self.decoding)
+        return [replace(s, meta={**s.meta, "probed": p}) for s, p in zip(samples, found, strict=True)]
+
+    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
+        return torch.tensor([r.meta["reward"] for r in rollouts], dtype=torch.float32)
+
+    # --- advantages ----------------------------------------------------------------------------------------
+
+    def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
+        """`dapo`: (N,) group z-scores. `spae` and `rfb`: (N, T) per-token advantages built over the
+        trained rollouts of every process together (Eq. 15's batch min-max, Eq. 17's batch statistics);
+        rollouts not trained get 0."""
+        groups = [r.group for r in rollouts]
+        if self.options.advantage == "dapo":
+            out = group_zscore(rewards, groups).values
+            self._metrics.update(_probe_metrics([r for r in rollouts if r.trainable], self.options.tau_sat))
+            return out
+        train = [i for i, r in enumerate(rollouts) if r.trainable]
+        chosen = [rollouts[i] for i in train]
+        steps = [_probed(r) for r in chosen]
+        terms = spae_terms(
+            rewards[train],
+            [groups[i] for i in train],
+            [p.phi for p in steps],
+            [p.step_ends for p in steps],
+            [len(r.completion_ids) for r in chosen],
+            self.options.settings,
+        )
+        width = max((len(r.completion_ids) for r in rollouts), default=0)
+        out = torch.zeros(len(rollouts), width, dtype=torch.float32)
+        if train:
+            out[train, : terms.advantages.size(1)] = terms.advantages.float()
+            real = torch.zeros_like(terms.f, dtype=torch.bool)
+            for row, r in enumerate(chosen):
+                real[row, : len(r.completion_ids)] = True
+            self._metrics["spae/f/mean"] = float(terms.f[real].mean()) if real.any() else 1.0
+            self._metrics["spae/g/mean"] = float(terms.g[real].mean()) if real.any() else 0.0
+        self._metrics.update(_probe_metrics(chosen, self.options.tau_sat))
+        return out
+
+    def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
+        return dict(self._metrics)
+
+    def take_samples(self) -> list[dict[str, Any]]:
+        samples, self._samples = self._samples, []
+        return samples
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"drawn": self.drawn}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.drawn = state["drawn"]
+
+
+def _probed(rollout: Rollout) -> Probed:
+    """A rollout's probe results; unprobed (a baseline without probes): no steps."""
+    return rollout.meta.get("probed") or Probed([], 0)
+
+
+def _probe_metrics(trained: Sequence[Rollout], tau_sat: float) -> dict[str, float]:
+    """Mean Phi, saturation, the check-token share and R2W over the trained rollouts of all processes
+    (spec §4.2 item 5; check share and R2W as Table 3 defines them: over correct and incorrect
+    trajectories respectively)."""
+    probed = [(r, r.meta["probed"]) for r in trained if "probed" in r.meta]
+    if not probed:
+        return {}
+    phis = [v for _, p in probed for v in p.phi]
+    correct = [p.accounting for r, p in probed if r.meta["reward"] >= 1.0]
+    wrong = [p.accounting for r, p in probed if r.meta["reward"] < 1.0]
+    solve_check = sum(a["solve_tokens"] + a["check_tokens"] for a in correct)
+    out = {
+        "spae/probes": float(len(phis)),
+        "spae/boundaries/found": float(sum(p.found for _, p in probed)),
+        "spae/saturated_rollouts": sum(p.accounting["saturated"] for _, p in probed) / len(probed),
+        "spae/r2w_rate": sum(a["r2w"] for a in wrong) / len(wrong) if wrong else 0.0,
+        "spae/check_share": sum(a["check_tokens"] for a in correct) / solve_check if solve_check else 0.0,
+    }
+    if phis:
+        out["spae/phi/mean"] = sum(phis) / len(phis)
+        out["spae/saturated_steps"] = sum(v > tau_sat for v in phis) / len(phis)
+    return out
+
+
+def _groups(rollouts: Sequence[Rollout]) -> list[list[Rollout]]:
+    by_key: dict[str, list[Rollout]] = {}
+    for r in rollouts:
+        by_key.setdefault(r.group, []).append(r)
+    return list(by_key.values())
+
+
+def _group_record(group: Sequence[Rollout]) -> dict[str, Any]:
+    """A trained group for samples.jsonl: each sample's text, reward, potentials and token accounting."""
+    first = group[0]
+    return {
+        "id": first.meta["id"],
+        "answer": first.meta["answer"],
+        "samples": [
+            {
+                "text": readable(s.meta["text"]),
+                "reward": s.meta["reward"],
+                "tokens": len(s.completion_ids),
+                **(
+                    {"phi": [round(v, 4) for v in s.meta["probed"].phi], **s.meta["probed"].accounting}
+                    if "probed" in s.meta
+                    else {}
+                ),
+            }
+            for s in group
+        ],
+    }
