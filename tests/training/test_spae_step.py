@@ -100,11 +100,10 @@ class HandProber:
 
 def encode_prompt(tokenizer, name: str) -> list[int]:
     row = next(r for r in rows() if r["id"] == f"p{name}")
-    return list(
-        tokenizer.apply_chat_template(row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=True)[
-            "input_ids"
-        ]
+    rendered = tokenizer.apply_chat_template(
+        row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=True
     )
+    return list(rendered["input_ids"])
 
 
 def hand_advantages(tokenizer) -> list[list[float]]:
@@ -191,7 +190,8 @@ def test_dropped_group_is_refilled_and_probed_samples_train(step):
     assert sorted(prober.asked) == sorted(prober.table)
     expected = [scripted(tok, *key)[0] for key in [("P", 0), ("P", 1), ("R", 0), ("R", 1)]]
     width = max(len(ids) for ids in expected)
-    assert batch["completion_ids"].tolist() == [ids + [tok.pad_token_id] * (width - len(ids)) for ids in expected]
+    padded = [ids + [tok.pad_token_id] * (width - len(ids)) for ids in expected]
+    assert batch["completion_ids"].tolist() == padded
 
 
 def test_hand_set_potentials_give_the_hand_computed_token_advantages(step):
@@ -247,11 +247,13 @@ def test_the_step_logs_phi_saturation_check_share_r2w_f_and_g(step):
     assert logged["spae/r2w_rate"] == pytest.approx(1 / 2)  # R/A saturated then answered 6; P/B never did
     assert logged["spae/check_share"] == pytest.approx(check / (solve + check))
     assert logged["spae/probes"] == 6 and logged["spae/boundaries/found"] == 6
-    assert (logged["spae/refill_rounds"], logged["spae/dropped_groups"], logged["spae/trained_groups"]) == (1, 1, 2)
+    groups = ("spae/refill_rounds", "spae/dropped_groups", "spae/trained_groups")
+    assert [logged[k] for k in groups] == [1, 1, 2]
     assert logged["spae/sampled_groups"] == 3
+    counts_by_sample = {("P", 0): [0, 0, 1, 2], ("P", 1): [0, 0], ("R", 0): [0, 1, 1], ("R", 1): [0]}
     f_values = [
         f
-        for key, counts in {("P", 0): [0, 0, 1, 2], ("P", 1): [0, 0], ("R", 0): [0, 1, 1], ("R", 1): [0]}.items()
+        for key, counts in counts_by_sample.items()
         for f, n in zip([1 - ALPHA * (1 - math.exp(-c)) for c in counts], step_sizes(tok, key), strict=True)
         for _ in range(n)
     ]
@@ -271,9 +273,8 @@ def test_without_probes_rfb_is_the_group_mean_whitened_over_tokens(plain_model, 
     method = SpaeMethod(
         ScorerReward("integer"), SpaeOptions(advantage="rfb"), rows(), G, spae_module.Decoding(1.0, 1.0)
     )
-    trainer = scripted_trainer(
-        method, plain_model, tmp_path, rows(), ScriptedEngine, per_device_train_batch_size=4, num_generations=G
-    )
+    args = dict(per_device_train_batch_size=4, num_generations=G)
+    trainer = scripted_trainer(method, plain_model, tmp_path, rows(), ScriptedEngine, **args)
     by_id = {r["id"]: r for r in rows()}
     batch = trainer._generate_and_score_completions([by_id["pP"]] * G + [by_id["pR"]] * G)
     tok = trainer.processing_class
