@@ -92,7 +92,8 @@ def probe_rollouts(
         ids = list(t.completion_ids)
         tokens = Tokens.from_pieces(ids, tokenizer.batch_decode([[i] for i in ids]))
         seg, found = steps_of(tokens, settings)
-        gold = tokenizer(accepted_answers(t.gold)[0], add_special_tokens=False)["input_ids"]
+        answers = accepted_answers(t.gold)
+        gold = tokenizer(answers[0], add_special_tokens=False)["input_ids"] if answers else []
         prepared.append((t, seg, found, gold))
     jobs = [
         (
@@ -112,7 +113,7 @@ def probe_rollouts(
             results[i].append(result)
     out = []
     for (t, seg, found, gold), found_results in zip(prepared, results, strict=True):
-        if not gold:  # an empty reference has nothing to teacher-force: no probed steps
+        if not gold:  # an empty reference has nothing to teacher-force: no probed steps (`found` stays)
             seg = replace(seg, boundaries=[])
         acc = [r.acc for r in found_results]
         conf = [r.conf for r in found_results]
