@@ -63,6 +63,7 @@ def test_the_baselines_and_ablations_are_options(tmp_path):
         (["--set", "options.entropy_mode=topk=20"], "needs use_vllm with vllm_mode colocate"),
         (["--set", "options.entropy_mode=top20"], "unknown --entropy-mode"),
         (["--set", "trl.num_iterations=2"], "leave trl.num_iterations at 1"),
+        (["--set", "use_vllm=true", "--set", "options.entropy_mode=topk=30"], "at most 20 log-probs"),
     ],
 )
 def test_bad_settings_are_refused_before_anything_loads(tmp_path, extra, message):
@@ -130,3 +131,21 @@ def test_with_nothing_to_learn_refills_run_and_the_step_trains_nothing(plain_mod
         assert "spae/phi/mean" not in m
     state = torch.load(out / "checkpoint-2" / "method_state.pt", weights_only=False)
     assert state == {"drawn": 2 * (2 + 2)}  # two rounds of two prompts per step, two steps
+
+
+def test_probes_run_on_the_colocated_vllm_engine_only_where_it_can():
+    """vLLM probes need TRL's engine colocated, one GPU, awake, and the top-K entropy (it returns at most
+    20 log-probs a position); otherwise the transformers prober runs on the trainer's model."""
+    from types import SimpleNamespace
+
+    from trainers.methods.spae.probes import ProbeSettings, vllm_probes
+
+    def trainer(mode="colocate", tp=1, sleep=False, use_vllm=True):
+        engine = SimpleNamespace(mode=mode, tensor_parallel_size=tp, enable_sleep_mode=sleep)
+        return SimpleNamespace(use_vllm=use_vllm, vllm_generation=engine)
+
+    top20, full = ProbeSettings(entropy_mode="topk=20"), ProbeSettings()
+    assert vllm_probes(trainer(), top20)
+    assert not vllm_probes(trainer(), full)
+    for other in (trainer(mode="server"), trainer(tp=2), trainer(sleep=True), trainer(use_vllm=False)):
+        assert not vllm_probes(other, top20)

@@ -49,6 +49,7 @@ from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
 
 ADVANTAGES = ("spae", "rfb", "dapo")
+TRL_VLLM_LOGPROBS = 20  # vLLM's default max_logprobs, which TRL's colocated engine keeps
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class SpaeOptions(MethodOptions):
     probe_every_m: int = setting(1, minimum=1)  # probe every m-th boundary; the rest join the next step
     probe_batch_size: int = setting(16, minimum=1)
     delimiter: str = ".\n\n"  # the step delimiter (§1.1)
-    entropy_mode: str = "full"  # full; topk=K on a colocated vLLM engine (the authors' approximation)
+    entropy_mode: str = "full"  # full (transformers); topk=K <= 20 probes on the colocated vLLM engine
     dynamic_sampling: bool = True  # drop groups whose rewards are all equal, refill (DAPO)
     max_refill_rounds: int = setting(3, minimum=0)  # sampling rounds to refill dropped groups
     logged_groups: int = setting(2, minimum=0)  # trained groups per step in OUT/samples.jsonl
@@ -167,10 +168,16 @@ class SpaeMethod(Method):
     @classmethod
     def options_of(cls, config: Any) -> SpaeOptions:
         options = SpaeOptions.from_mapping(dict(config.options))
-        if options.entropy_mode != "full" and not (config.use_vllm and config.vllm_mode == "colocate"):
+        top_k = entropy_top_k(options.entropy_mode)
+        if top_k is not None and not (config.use_vllm and config.vllm_mode == "colocate"):
             raise HarnessError(
                 "options.entropy_mode topk=K approximates the entropy from vLLM's top-K log-probs: it needs "
                 "use_vllm with vllm_mode colocate; the transformers prober computes the full entropy"
+            )
+        if top_k is not None and top_k > TRL_VLLM_LOGPROBS:
+            raise HarnessError(
+                f"options.entropy_mode: TRL's vLLM engine returns at most {TRL_VLLM_LOGPROBS} log-probs a "
+                f"position, not {top_k}"
             )
         if config.trl.get("num_iterations", 1) != 1:
             raise HarnessError(

@@ -8,8 +8,9 @@ boundary + `**Final Answer**\\n\\boxed{`, one teacher-forced pass over the gold 
 sampled continuations of at most 10 tokens with the run's decoding settings (Conf), Phi (Eq. 8).
 
 The prober is vLLM's (prefix caching) when the trainer generates with a colocated vLLM engine of one GPU
-per process, else the transformers prober on the trainer's own model (gathered under ZeRO-3), which
-shares each context's KV cache between its N samples.
+per process and Conf takes the top-K entropy (`entropy_mode: topk=K`, K <= 20), else the transformers
+prober on the trainer's own model (gathered under ZeRO-3), exact, which shares each context's KV cache
+between its N samples.
 """
 
 from __future__ import annotations
@@ -139,9 +140,11 @@ class ColocatedLLM:
         self.llm = llm
 
 
-def vllm_probes(trainer: Any) -> bool:
-    """Whether the probes can run on the trainer's own vLLM engine: colocated, one GPU per engine, awake."""
-    if not getattr(trainer, "use_vllm", False):
+def vllm_probes(trainer: Any, settings: ProbeSettings) -> bool:
+    """Whether the probes run on the trainer's own vLLM engine: colocated, one GPU per engine, awake, and
+    Conf's entropy from the top K log-probs (TRL's engine returns at most 20 per position, after its
+    temperature; `full` entropy needs every token's, from the transformers prober)."""
+    if not getattr(trainer, "use_vllm", False) or settings.entropy_mode == "full":
         return False
     vllm = trainer.vllm_generation
     return vllm.mode == "colocate" and vllm.tensor_parallel_size == 1 and not vllm.enable_sleep_mode
@@ -151,7 +154,7 @@ def vllm_probes(trainer: Any) -> bool:
 def policy_prober(engine: Any, settings: ProbeSettings) -> Iterator[HFProber | VLLMProber]:
     """A prober on the current policy: vLLM's (its weights were synced when this step generated), or the
     trainer's model in eval mode (the training mode is restored after)."""
-    if vllm_probes(engine.trainer):
+    if vllm_probes(engine.trainer, settings):
         llm = engine.trainer.vllm_generation.llm
         yield VLLMProber(ColocatedLLM(llm), settings.entropy_mode, settings.n_probe, settings.max_tokens)
         return
