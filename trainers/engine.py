@@ -76,7 +76,7 @@ class _TrainerEngine:
         self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]], batch_size: int = 8
     ) -> list[list[float]]:
         """Log-probs of each continuation's tokens after its prompt under the current weights, by a
-        teacher-forced forward pass at temperature 1 (SPAE's probes; the policy as its own judge)."""
+        teacher-forced forward pass at temperature 1 (the policy as its own judge or scorer)."""
         from trl.trainer.utils import pad
 
         model, device = self.trainer.model, self.trainer.accelerator.device
@@ -100,8 +100,8 @@ class _TrainerEngine:
 
     @contextlib.contextmanager
     def inference_model(self) -> Iterator[Any]:
-        """The trainer's model whole (DeepSpeed ZeRO-3 and FSDP parameters gathered), without gradient:
-        for generation and for SPAE's probes."""
+        """The trainer's model unwrapped for generation (DeepSpeed ZeRO-3 parameters gathered, as
+        `ds3_gather_for_generation` says), without gradient: for generation and for SPAE's probes."""
         from trl.models import unwrap_model_for_generation
 
         trainer, args = self.trainer, self.trainer.args

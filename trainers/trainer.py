@@ -255,7 +255,9 @@ class MethodGRPOTrainer(GRPOTrainer):
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         """TRL's log, with each stage time a method reports (`NAME/seconds/STAGE`) also given as a share of
-        TRL's `step_time` over the same steps (`NAME/share_of_step/STAGE`: SPAE's probe cost)."""
+        TRL's `step_time` over the steps logged together (`NAME/share_of_step/STAGE`: SPAE's probe cost).
+        A method's stages run on generating steps only: with `steps_per_generation` > 1, set
+        `logging_steps` to a multiple of it for shares of whole generation cycles."""
         metrics = self._metrics["train" if self.model.training else "eval"]
         step = sum(metrics.get("step_time", []))
         if step > 0:

@@ -67,6 +67,16 @@ def test_penalty_starts_at_one_and_never_rises(form):
     assert bool((penalty(counts, SpaeSettings(alpha=0.0, penalty=form), most=8) == 1).all())
 
 
+def test_slow_fast_penalty_is_its_formula_and_stays_finite_for_many_saturated_steps():
+    settings = SpaeSettings(alpha=0.5, penalty="slow_fast", kappa=2.0)
+    f = penalty(torch.tensor([0.0, 1.0, 3.0]), settings, most=3)
+    expected = [1 - 0.5 * math.expm1(c / 2) / math.expm1(3 / 2) for c in (0, 1, 3)]
+    assert f.tolist() == pytest.approx(expected)
+    many = penalty(torch.tensor([0.0, 1499.0, 1500.0]), settings, most=1500)  # e^(1500/2) overflows
+    assert bool(torch.isfinite(many).all()) and many[0] == 1 and many[2].item() == pytest.approx(0.5)
+    assert many[1].item() == pytest.approx(1 - 0.5 * math.exp(-0.5))
+
+
 def test_potential_differences_start_at_zero():
     assert potential_differences([0.2, 0.5, 0.1]) == pytest.approx([0.0, 0.3, -0.4])
     assert potential_differences([0.7]) == [0.0] and potential_differences([]) == []

@@ -62,8 +62,33 @@ def test_the_baselines_and_ablations_are_options(tmp_path):
         (["--set", "options.probes=false"], "built from the probes' potentials"),
         (["--set", "options.entropy_mode=topk=20"], "needs use_vllm with vllm_mode colocate"),
         (["--set", "options.entropy_mode=top20"], "unknown --entropy-mode"),
-        (["--set", "trl.num_iterations=2"], "leave trl.num_iterations at 1"),
+        (["--set", "trl.ds3_gather_for_generation=false"], "ds3_gather_for_generation, not FSDP"),
+        (
+            [
+                "--set",
+                "options.advantage=rfb",
+                "--set",
+                "options.probes=true",
+                "--set",
+                "trl.fsdp=full_shard",
+            ],
+            "not FSDP",
+        ),
         (["--set", "use_vllm=true", "--set", "options.entropy_mode=topk=30"], "at most 20 log-probs"),
+        (["--set", "use_vllm=true", "--set", "options.entropy_mode=topk=20"], r"after \['temperature'\]"),
+        (
+            [
+                "--set",
+                "use_vllm=true",
+                "--set",
+                "temperature=1",
+                "--set",
+                "options.entropy_mode=topk=20",
+                "--set",
+                "trl.vllm_enable_sleep_mode=true",
+            ],
+            r"\['vllm_enable_sleep_mode'\] take away",
+        ),
     ],
 )
 def test_bad_settings_are_refused_before_anything_loads(tmp_path, extra, message):

@@ -321,6 +321,20 @@ def test_every_mth_boundary_probes_the_same_context(backend, small_prober):
     assert second.acc == pytest.approx(every.acc[1:2], abs=1e-6)  # Acc does not depend on the seed
 
 
+def test_boundaries_whose_probe_exceeds_the_context_are_not_probed(backend, small_prober):
+    """With room for the first two probes only (prompt + prefix + probe text + the longer of the gold and
+    the continuation budget), the third boundary is left unprobed: its step joins the tail."""
+    tokenizer = backend.tokenizer
+    batch = targets(tokenizer, (5, 6, 7, 8))[:1]
+    every = probe_rollouts(small_prober, tokenizer, batch, SETTINGS, DECODING)[0]
+    fixed = len(batch[0].prompt_ids) + len(encode(tokenizer, PROBE_TEXT)) + SETTINGS.max_tokens
+    second = every.boundaries[1]
+    for limit, kept in ((fixed + second + 1, 2), (fixed + second, 1), (fixed, 0)):
+        got = probe_rollouts(small_prober, tokenizer, batch, SETTINGS, DECODING, max_length=limit)[0]
+        assert (got.boundaries, got.found) == (every.boundaries[:kept], 3)
+        assert got.acc == pytest.approx(every.acc[:kept], abs=1e-6)
+
+
 def test_saturation_accounting_counts_probed_steps(tiny_model):
     """A model that always says "7": Acc = Conf = 1, Phi = 1 > 0.9 at the first probed step."""
     seven = 25

@@ -67,8 +67,9 @@ def penalty(counts: Tensor, settings: SpaeSettings, most: float) -> Tensor:
         return 1 - settings.alpha * (1 - torch.exp(-counts))
     if most <= 0:
         return torch.ones_like(counts)
-    k = settings.kappa
-    return 1 - settings.alpha * torch.expm1(counts / k) / math.expm1(most / k)
+    k = settings.kappa  # (e^(C/k) - 1) / (e^(M/k) - 1), written so that no exponential overflows
+    ratio = torch.exp((counts - most) / k) * -torch.expm1(-counts / k) / -math.expm1(-most / k)
+    return 1 - settings.alpha * ratio
 
 
 def potential_differences(potentials: Sequence[float]) -> list[float]:
@@ -99,11 +100,11 @@ def shaping(
 
 
 class SpaeTerms(NamedTuple):
-    """The advantage and its two per-token factors, each (N, T) and 0 on padding."""
+    """The (N, T) advantages (0 on padding) and the means over real tokens of their two factors."""
 
     advantages: Tensor  # Eq. 17: Eq. 11 standardised over the batch's tokens
-    f: Tensor  # the saturation penalty of each token's step (Eq. 13)
-    g: Tensor  # the shaping of each token's step (Eq. 15), before xi
+    f_mean: float  # the saturation penalty of each token's step (Eq. 13)
+    g_mean: float  # the shaping of each token's step (Eq. 15), before xi
 
 
 def spae_advantages(
@@ -146,14 +147,16 @@ def spae_terms(
     step_tokens = [[e - s for s, e in zip([0, *ends], ends, strict=False)] for ends in step_ends]
     g = shaping([potential_differences(p) for p in potentials], step_tokens, settings.shaping_mean)
     out = torch.zeros(n, width, dtype=torch.float64)
-    f_tokens, g_tokens = torch.zeros_like(out), torch.zeros_like(out)
+    f_sum = g_sum = 0.0
     for i in range(n):
         steps = torch.tensor([bisect_right(step_ends[i], j) for j in range(lengths[i])], dtype=torch.long)
         f = penalty(torch.tensor(counts[i], dtype=torch.float64), settings, most)
         if settings.penalty_on_positive_only and outcome[i] <= 0:
             f = torch.ones_like(f)
         g_i = torch.tensor([*g[i], 0.0], dtype=torch.float64)  # the virtual last step has no shaping
-        f_tokens[i, : lengths[i]], g_tokens[i, : lengths[i]] = f[steps], g_i[steps]
+        f_sum += float(f[steps].sum())
+        g_sum += float(g_i[steps].sum())
         out[i, : lengths[i]] = outcome[i] * f[steps] + settings.xi * g_i[steps]
     mask = completion_mask(lengths, width)
-    return SpaeTerms(whiten_tokens(out, mask, eps=settings.eps), f_tokens, g_tokens)
+    tokens = max(sum(lengths), 1)
+    return SpaeTerms(whiten_tokens(out, mask, eps=settings.eps), f_sum / tokens, g_sum / tokens)

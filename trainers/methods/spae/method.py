@@ -41,6 +41,7 @@ from trainers.methods.spae.probes import (
     Probed,
     ProbeSettings,
     Target,
+    context_length,
     policy_prober,
     probe_rollouts,
     probe_seed,
@@ -179,9 +180,27 @@ class SpaeMethod(Method):
                 f"options.entropy_mode: TRL's vLLM engine returns at most {TRL_VLLM_LOGPROBS} log-probs a "
                 f"position, not {top_k}"
             )
-        if config.trl.get("num_iterations", 1) != 1:
+        trl = config.trl
+        if top_k is not None:
+            split = [k for k in ("vllm_enable_sleep_mode",) if trl.get(k)]
+            split += [k for k in ("vllm_tensor_parallel_size",) if trl.get(k, 1) > 1]
+            reshaped = [k for k in ("top_k", "min_p") if trl.get(k) not in (None, 0, -1)]
+            reshaped += ["temperature"] * (config.temperature != 1.0) + ["top_p"] * (config.top_p < 1)
+            if split:
+                raise HarnessError(
+                    f"options.entropy_mode topk=K probes on the colocated vLLM engine, which {split} take "
+                    "away (asleep between generations, or split over GPUs): use entropy_mode full"
+                )
+            if reshaped:
+                raise HarnessError(
+                    f"options.entropy_mode topk=K reads TRL's vLLM log-probs, which come after {reshaped}: "
+                    "Conf's entropy would not be the model's (Eq. 5); sample at temperature 1, top-p 1, "
+                    "no top-k or min-p, or use entropy_mode full"
+                )
+        elif options.probing and (trl.get("ds3_gather_for_generation") is False or trl.get("fsdp")):
             raise HarnessError(
-                "SPAE's advantages are built per generation batch: leave trl.num_iterations at 1"
+                "the transformers prober runs forward passes whose number differs between processes: it "
+                "needs the whole model on each (DeepSpeed ZeRO-3 with ds3_gather_for_generation, not FSDP)"
             )
         return options
 
@@ -302,7 +321,8 @@ class SpaeMethod(Method):
         ]
         settings = self.options.probe_settings
         with self._clock("probe"), policy_prober(engine, settings) as prober:
-            found = probe_rollouts(prober, engine.tokenizer, targets, settings, self.decoding)
+            limit = context_length(engine, settings)
+            found = probe_rollouts(prober, engine.tokenizer, targets, settings, self.decoding, limit)
         return [replace(s, meta={**s.meta, "probed": p}) for s, p in zip(samples, found, strict=True)]
 
     def score(self, rollouts: Sequence[Rollout]) -> Tensor:
@@ -334,11 +354,7 @@ class SpaeMethod(Method):
         out = torch.zeros(len(rollouts), width, dtype=torch.float32)
         if train:
             out[train, : terms.advantages.size(1)] = terms.advantages.float()
-            real = torch.zeros_like(terms.f, dtype=torch.bool)
-            for row, r in enumerate(chosen):
-                real[row, : len(r.completion_ids)] = True
-            self._metrics["spae/f/mean"] = float(terms.f[real].mean()) if real.any() else 1.0
-            self._metrics["spae/g/mean"] = float(terms.g[real].mean()) if real.any() else 0.0
+            self._metrics["spae/f/mean"], self._metrics["spae/g/mean"] = terms.f_mean, terms.g_mean
         self._metrics.update(_probe_metrics(chosen, self.options.tau_sat))
         return out
 
@@ -376,9 +392,11 @@ def _probe_metrics(trained: Sequence[Rollout], tau_sat: float) -> dict[str, floa
         "spae/probes": float(len(phis)),
         "spae/boundaries/found": float(sum(p.found for _, p in probed)),
         "spae/saturated_rollouts": sum(p.accounting["saturated"] for _, p in probed) / len(probed),
-        "spae/r2w_rate": sum(a["r2w"] for a in wrong) / len(wrong) if wrong else 0.0,
-        "spae/check_share": sum(a["check_tokens"] for a in correct) / solve_check if solve_check else 0.0,
     }
+    if wrong:  # a share with nothing to count is left out, not logged as 0
+        out["spae/r2w_rate"] = sum(a["r2w"] for a in wrong) / len(wrong)
+    if solve_check:
+        out["spae/check_share"] = sum(a["check_tokens"] for a in correct) / solve_check
     if phis:
         out["spae/phi/mean"] = sum(phis) / len(phis)
         out["spae/saturated_steps"] = sum(v > tau_sat for v in phis) / len(phis)

@@ -85,8 +85,11 @@ def probe_rollouts(
     targets: Sequence[Target],
     settings: ProbeSettings,
     decoding: Decoding,
+    max_length: int | None = None,
 ) -> list[Probed]:
-    """Probe every probed boundary of every target, `settings.batch_size` probes per call."""
+    """Probe every probed boundary of every target, `settings.batch_size` probes per call. A boundary whose
+    probe would not fit in `max_length` tokens (the engine's context) is not probed: its step joins the
+    next one."""
     probe_ids = tokenizer(settings.probe_text, add_special_tokens=False)["input_ids"]
     prepared = []
     for t in targets:
@@ -95,6 +98,9 @@ def probe_rollouts(
         seg, found = steps_of(tokens, settings)
         answers = accepted_answers(t.gold)
         gold = tokenizer(answers[0], add_special_tokens=False)["input_ids"] if answers else []
+        if max_length is not None:
+            room = max_length - len(t.prompt_ids) - len(probe_ids) - max(len(gold), settings.max_tokens)
+            seg = replace(seg, boundaries=[b for b in seg.boundaries if b + 1 <= room])
         prepared.append((t, seg, found, gold))
     jobs = [
         (
@@ -148,6 +154,14 @@ def vllm_probes(trainer: Any, settings: ProbeSettings) -> bool:
         return False
     vllm = trainer.vllm_generation
     return vllm.mode == "colocate" and vllm.tensor_parallel_size == 1 and not vllm.enable_sleep_mode
+
+
+def context_length(engine: Any, settings: ProbeSettings) -> int | None:
+    """The most tokens a probe may take: the colocated vLLM engine's context (it refuses longer prompts);
+    None for the transformers prober."""
+    if not vllm_probes(engine.trainer, settings):
+        return None
+    return engine.trainer.vllm_generation.llm.llm_engine.model_config.max_model_len
 
 
 @contextlib.contextmanager
