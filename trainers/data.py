@@ -57,6 +57,16 @@ class RowOrder:
         self.rank, self.processes = rank, processes
         self._orders: dict[int, list[int]] = {}
 
+    @classmethod
+    def from_config(cls, config: TrainConfig, seed_offset: int = 0) -> RowOrder:
+        """The run's dataset rows in this process's walk, seeded by the run's seed + `seed_offset`."""
+        from accelerate import PartialState
+
+        state = PartialState()
+        shuffle = config.trl.get("shuffle_dataset", True)
+        rows = dataset_rows(config)[0]
+        return cls(rows, config.seed + seed_offset, shuffle, state.process_index, state.num_processes)
+
     def __getitem__(self, position: int) -> dict[str, Any]:
         index = position * self.processes + self.rank
         epoch, offset = divmod(index, len(self.rows))

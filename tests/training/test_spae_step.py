@@ -30,7 +30,7 @@ from trainer_helpers import scripted_trainer
 
 from harness.analysis.probe import ProbeResult
 from harness.types import Item
-from trainers.data import item_rows
+from trainers.data import RowOrder, item_rows
 from trainers.engine import Generation, HFEngine
 from trainers.methods.spae import method as spae_module
 from trainers.methods.spae.method import SpaeMethod, SpaeOptions
@@ -139,10 +139,9 @@ def step(plain_model, tmp_path, monkeypatch):
     method = SpaeMethod(
         ScorerReward("integer"),
         SpaeOptions(alpha=ALPHA, xi=XI, delimiter=D, max_refill_rounds=2),
-        [r for r in rows() if r["id"] == "pR"],  # the refill walk, here R alone
+        RowOrder([r for r in rows() if r["id"] == "pR"], seed=0),  # the refill walk, here R alone
         G,
-        decoding=spae_module.Decoding(1.0, 1.0),
-        shuffle=False,
+        spae_module.Decoding(1.0, 1.0),
     )
     trainer = scripted_trainer(
         method,
@@ -271,7 +270,11 @@ def step_sizes(tokenizer, key: tuple[str, int]) -> list[int]:
 def test_without_probes_rfb_is_the_group_mean_whitened_over_tokens(plain_model, tmp_path: Path):
     """The RF-B baseline (§1.1): R - group mean on every token, standardised over the batch's tokens."""
     method = SpaeMethod(
-        ScorerReward("integer"), SpaeOptions(advantage="rfb"), rows(), G, spae_module.Decoding(1.0, 1.0)
+        ScorerReward("integer"),
+        SpaeOptions(advantage="rfb"),
+        RowOrder(rows(), 0),
+        G,
+        spae_module.Decoding(1.0, 1.0),
     )
     args = dict(per_device_train_batch_size=4, num_generations=G)
     trainer = scripted_trainer(method, plain_model, tmp_path, rows(), ScriptedEngine, **args)

@@ -23,6 +23,7 @@ import pytest
 import torch
 from trainer_helpers import scripted_trainer
 
+from trainers.data import RowOrder
 from trainers.engine import HFEngine
 from trainers.masks import dmmpt_mask, sample_entropy, segment_index
 from trainers.method import Batch, Method
@@ -58,7 +59,7 @@ def trainer(plain_model, tmp_path_factory):
 
 
 def _method(**options) -> UloRLMethod:
-    return UloRLMethod(ScorerReward("integer"), UloRLOptions(**options), ROWS, 2, 8)
+    return UloRLMethod(ScorerReward("integer"), UloRLOptions(**options), RowOrder(ROWS, 0), 2, 8)
 
 
 def _padded(completions=COMPLETIONS):

@@ -31,7 +31,7 @@ from trainer_helpers import scripted_trainer
 
 from harness.scoring.rules import gold_text
 from harness.types import Item
-from trainers.data import item_rows
+from trainers.data import RowOrder, item_rows
 from trainers.engine import Generation, HFEngine
 from trainers.methods.ulorl.method import UloRLMethod, UloRLOptions
 from trainers.rewards import ScorerReward
@@ -105,9 +105,14 @@ class ScriptedEngine(HFEngine):
         raise AssertionError("an unknown prompt")
 
 
+def in_order(data: list[dict[str, Any]]) -> RowOrder:
+    """The rows admitted in the dataset's order."""
+    return RowOrder(data, seed=0, shuffle=False)
+
+
 def ulorl(**options: Any) -> UloRLMethod:
     settings = dict(segments=S, groups_in_flight=2, logged_groups=2) | options
-    return UloRLMethod(ScorerReward("integer"), UloRLOptions(**settings), rows(), G, L, shuffle=False)
+    return UloRLMethod(ScorerReward("integer"), UloRLOptions(**settings), in_order(rows()), G, L)
 
 
 def trainer_for(method: UloRLMethod, model: Path, out: Path, **args: Any):
@@ -322,7 +327,7 @@ def test_rewards_are_binary_rule_first_then_the_judge_and_truncation_scores_zero
         options = UloRLOptions(
             segments=1, importance_sampling="tois", dynamic_sampling=False, logged_groups=3
         )
-        method = UloRLMethod(reward, options, data, 2, 16, shuffle=False)
+        method = UloRLMethod(reward, options, in_order(data), 2, 16)
         trainer = scripted_trainer(
             method, plain_model, tmp_path, data, TextEngine, per_device_train_batch_size=6,
             num_generations=2, max_completion_length=16, max_steps=1, loss_type="dapo",

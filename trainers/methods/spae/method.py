@@ -33,7 +33,7 @@ from harness.analysis.probe import Decoding, entropy_top_k
 from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
-from trainers.data import RowOrder, dataset_rows
+from trainers.data import RowOrder
 from trainers.engine import Engine
 from trainers.method import Method, MethodOptions, StageClock, readable
 from trainers.methods.spae.advantage import PENALTY_FORMS, SHAPING_MEANS, SpaeSettings, spae_terms
@@ -131,18 +131,13 @@ class SpaeMethod(Method):
         self,
         reward: ScorerReward,
         options: SpaeOptions,
-        rows: Sequence[dict[str, Any]],
+        order: RowOrder,
         num_generations: int,
         decoding: Decoding,
-        *,
         seed: int = 0,
-        shuffle: bool = True,
-        rank: int = 0,
-        processes: int = 1,
     ):
         self.reward, self.options, self.G, self.decoding = reward, options, num_generations, decoding
-        self.order = RowOrder(rows, seed + 1, shuffle, rank, processes)  # refills walk apart from TRL's
-        self.seed, self.processes = seed, processes
+        self.order, self.seed = order, seed  # the refill prompts; the run's seed (probe seeds)
         self.drawn = 0  # refill prompts this process has drawn: the position in its row order
         self._clock = StageClock()
         self._metrics: dict[str, float] = {}
@@ -150,21 +145,9 @@ class SpaeMethod(Method):
 
     @classmethod
     def from_config(cls, config: Any, reward: ScorerReward) -> SpaeMethod:
-        from accelerate import PartialState
-
-        state = PartialState()
-        top_k = config.trl.get("top_k") or -1
-        return cls(
-            reward,
-            cls.options_of(config),
-            dataset_rows(config)[0],
-            config.num_generations,
-            Decoding(config.temperature, config.top_p, top_k),
-            seed=config.seed,
-            shuffle=config.trl.get("shuffle_dataset", True),
-            rank=state.process_index,
-            processes=state.num_processes,
-        )
+        decoding = Decoding(config.temperature, config.top_p, config.trl.get("top_k") or -1)
+        order = RowOrder.from_config(config, seed_offset=1)  # refills walk apart from TRL's sampler
+        return cls(reward, cls.options_of(config), order, config.num_generations, decoding, config.seed)
 
     @classmethod
     def options_of(cls, config: Any) -> SpaeOptions:
@@ -242,7 +225,7 @@ class SpaeMethod(Method):
         """Whether any process still lacks groups (every process runs the same refill rounds: under
         ZeRO-3 and vLLM's server mode a generation is a collective call)."""
         short = missing > 0 and self.options.dynamic_sampling
-        if self.processes == 1:
+        if self.order.processes == 1:
             return short
         from accelerate.utils import gather_object
 

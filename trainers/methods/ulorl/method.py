@@ -41,7 +41,7 @@ from harness.scoring.rules import accepted_answers
 from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
-from trainers.data import RowOrder, dataset_rows
+from trainers.data import RowOrder
 from trainers.engine import Engine, Generation, decode_segment
 from trainers.masks import dmmpt_mask, sample_entropy
 from trainers.method import IDLE, Batch, Method, MethodOptions, StageClock, readable
@@ -90,19 +90,13 @@ class UloRLMethod(Method):
         self,
         reward: ScorerReward,
         options: UloRLOptions,
-        rows: Sequence[dict[str, Any]],
+        order: RowOrder,
         num_generations: int,
         max_tokens: int,
-        *,
-        seed: int = 0,
-        shuffle: bool = True,
-        rank: int = 0,
-        processes: int = 1,
     ):
         self.reward, self.options, self.G = reward, options, num_generations
         self.max_tokens, self.segment_tokens = max_tokens, _segment_tokens(max_tokens, options.segments)
-        self.order = RowOrder(rows, seed, shuffle, rank, processes)
-        self.processes = processes
+        self.order = order  # the prompts this process admits, in order
         self.pool = SegmentPool(num_generations)
         self.admitted = 0  # prompts this process has admitted: the position in its row order
         self._clock = StageClock()
@@ -111,22 +105,9 @@ class UloRLMethod(Method):
 
     @classmethod
     def from_config(cls, config: Any, reward: ScorerReward) -> UloRLMethod:
-        from accelerate import PartialState
-
         options = cls.options_of(config)
-        state = PartialState()
-        rows = dataset_rows(config)[0]
-        return cls(
-            reward,
-            options,
-            rows,
-            config.num_generations,
-            config.max_completion_length,
-            seed=config.seed,
-            shuffle=config.trl.get("shuffle_dataset", True),
-            rank=state.process_index,
-            processes=state.num_processes,
-        )
+        order = RowOrder.from_config(config)
+        return cls(reward, options, order, config.num_generations, config.max_completion_length)
 
     @classmethod
     def options_of(cls, config: Any) -> UloRLOptions:
@@ -199,7 +180,7 @@ class UloRLMethod(Method):
         with self._clock("generate"):
             # every prefix is a whole number of segments: one engine call, on every process alike
             gens = decode_segment(meter, prompts, prefixes, self.segment_tokens, self.max_tokens)
-            if not todo and self.processes > 1:  # all waiting: still join the processes' engine call
+            if not todo and self.order.processes > 1:  # all waiting: still join the processes' engine call
                 engine.generate([next(iter(self.pool.groups.values())).prompt_ids], self.segment_tokens)
         ended = []
         for (key, j), gen in zip(todo, gens, strict=True):
