@@ -16,6 +16,7 @@ between its N samples.
 from __future__ import annotations
 
 import contextlib
+import math
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -98,9 +99,10 @@ def probe_rollouts(
         seg, found = steps_of(tokens, settings)
         answers = accepted_answers(t.gold)
         gold = tokenizer(answers[0], add_special_tokens=False)["input_ids"] if answers else []
-        if max_length is not None:
-            room = max_length - len(t.prompt_ids) - len(probe_ids) - max(len(gold), settings.max_tokens)
-            seg = replace(seg, boundaries=[b for b in seg.boundaries if b + 1 <= room])
+        fixed = len(t.prompt_ids) + len(probe_ids) + max(len(gold), settings.max_tokens)
+        room = math.inf if max_length is None else max_length - fixed  # response tokens a probe may keep
+        # an empty reference has nothing to teacher-force: no probed steps (`found` stays)
+        seg = replace(seg, boundaries=[b for b in seg.boundaries if gold and b + 1 <= room])
         prepared.append((t, seg, found, gold))
     jobs = [
         (
@@ -110,7 +112,6 @@ def probe_rollouts(
             ),
         )
         for i, (t, seg, _, gold) in enumerate(prepared)
-        if gold
         for k, b in enumerate(seg.boundaries)
     ]
     results: list[list[ProbeResult]] = [[] for _ in targets]
@@ -119,9 +120,7 @@ def probe_rollouts(
         for (i, _), result in zip(batch, prober.probe([job for _, job in batch], decoding), strict=True):
             results[i].append(result)
     out = []
-    for (t, seg, found, gold), found_results in zip(prepared, results, strict=True):
-        if not gold:  # an empty reference has nothing to teacher-force: no probed steps (`found` stays)
-            seg = replace(seg, boundaries=[])
+    for (t, seg, found, _), found_results in zip(prepared, results, strict=True):
         acc = [r.acc for r in found_results]
         conf = [r.conf for r in found_results]
         phi = [potential(a, c) for a, c in zip(acc, conf, strict=True)]
