@@ -78,11 +78,12 @@ def test_learnability_strictly_decreasing_inside_and_rejects_bad_counts():
 
 
 def test_proposer_reward_paper_rule():
-    """The default reads Eq. 6 with Eq. 4: -1 malformed or unparsable, -0.5 parsed but invalid (wrong
-    but well-formatted), else the learnability, 0 when every or no rollout solves the task."""
+    """The default reads Eq. 6 with Eq. 4 and the paper's own definition of a proposer's format (only
+    valid triplets that pass the filters are correctly formatted, absolute_zero.md §1.3): -1 malformed,
+    unparsable, or parsed but invalid; else the learnability, 0 when every or no rollout solves it."""
     assert proposer_reward(1, format_ok=False) == -1.0
     assert proposer_reward(None, parsed=False) == -1.0
-    assert proposer_reward(None) == -0.5  # parsed, failed validation in the sandbox
+    assert proposer_reward(None) == -1.0  # parsed, failed validation in the sandbox: not -0.5
     assert [proposer_reward(k) for k in (0, 1, 4, 7, 8)] == [0.0, 0.875, 0.5, 0.125, 0.0]
     assert proposer_reward(1, 2) == 0.5
     assert (FORMAT_ERROR, WRONG, RULES) == (-1.0, -0.5, ("paper", "code"))

@@ -8,15 +8,15 @@ inputs (2 shown, 2 hidden), the raw R1 template (completions start inside `<thin
 The buffers start from the zero triplet: D_abd = D_ded = [identity on "Hello world"], D_ind empty, so
 step 1's induction proposers both see the identity program.
 
-Step 1 proposals (the paper's rule: -1 malformed or unparsable, -0.5 parsed but invalid, else the
+Step 1 proposals (the paper's rule: -1 malformed, unparsable or invalid (Eq. 6 with §1.3's format), else the
 learnability 1 - k/n, 0 for k in {0, n}):
 
 | slice | proposal | sandbox | probes passing k | reward |
 |---|---|---|---|---|
 | abduction | `x * 2 + 1` on `3` | valid, output 7 | 1 of 4 (inputs 3, 4, 5, 0) | 1 - 1/4 = 0.75 |
-| abduction | `while True: pass` | timeout | | -0.5 |
-| deduction | `hash(s)` on `'abc'` | non-deterministic | | -0.5 |
-| deduction | `import random` | forbidden import random | | -0.5 |
+| abduction | `while True: pass` | timeout | | -1 |
+| deduction | `hash(s)` on `'abc'` | non-deterministic | | -1 |
+| deduction | `import random` | forbidden import random | | -1 |
 | induction | 4 inputs on identity | valid | 4 of 4 | 0 |
 | induction | 3 inputs (N = 4) | does not parse | | -1 |
 
@@ -41,7 +41,7 @@ Step 2, on step 1's buffers (abduction proposers see both triplets as references
 | deduction | `sum(range(n))` on `5` | valid, output 10 | 0 of 4 | 0 |
 | deduction | `s[::-1].upper()` on `'abc'` | valid, output 'CBA' | 2 of 4 | 0.5 |
 | induction | no `<answer>` block | | | -1 |
-| induction | inputs None, 1, 2, 3 | input 1 invalid on either program | | -0.5 |
+| induction | inputs None, 1, 2, 3 | input 1 invalid on either program | | -1 |
 
 | slice | task | answer | reward |
 |---|---|---|---|
@@ -274,9 +274,9 @@ IND_TASK = Task(IDENTITY, inputs=IND_INPUTS, outputs=("'a'", "'bc'", "[1, 2]", "
 
 # step 1, in batch order: proposals (abduction, deduction, induction), then answers (deduction,
 # abduction, induction)
-STEP1_PROPOSE = {"abduction": [0.75, -0.5], "deduction": [-0.5, -0.5], "induction": [0.0, -1.0]}
+STEP1_PROPOSE = {"abduction": [0.75, -1.0], "deduction": [-1.0, -1.0], "induction": [0.0, -1.0]}
 STEP1_SOLVE = {"deduction": [1.0, -1.0], "abduction": [1.0, -0.5], "induction": [1.0, -0.5]}
-STEP2_PROPOSE = {"abduction": [-1.0, -1.0], "deduction": [0.0, 0.5], "induction": [-1.0, -0.5]}
+STEP2_PROPOSE = {"abduction": [-1.0, -1.0], "deduction": [0.0, 0.5], "induction": [-1.0, -1.0]}
 STEP2_SOLVE = {"deduction": [1.0, -0.5], "abduction": [1.0, -0.5], "induction": [1.0, -0.5]}
 
 

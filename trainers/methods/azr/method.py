@@ -7,8 +7,8 @@ tasks over Python programs. One step (Algorithm 1, with n = 1 rollout per prompt
 2. validate each parsed proposal in the sandbox (executor.py): safety, integrity, determinism over two
    processes. Every valid proposal joins its buffer, whatever its reward;
 3. learnability: n Monte-Carlo solver rollouts of each valid proposal, scored but never trained on,
-   give r_propose = 1 - mean (0 at mean 0 or 1); a proposal that parsed but failed validation gets -0.5,
-   a malformed one -1 (`reward_rule: code` is the released code's -1 / -0.5 instead);
+   give r_propose = 1 - mean (0 at mean 0 or 1); a proposal that is malformed or fails validation gets
+   -1 (`reward_rule: code`, the released code, gives -0.5 to a valid one at mean 0 or 1 instead);
 4. solve: B tasks per type, this step's valid ones (or the previous step's, `solver_lag: 1`) filled up
    from the buffer; one answer each, checked in the sandbox by value;
 5. TRR++: advantages whitened within each of the six (task, role) slices.
@@ -65,7 +65,7 @@ class AzrOptions(MethodOptions):
     num_inputs: int = setting(prompts.NUM_INPUTS, minimum=2)  # N, induction (half shown)
     max_programs: int = setting(MAX_PROGRAMS, minimum=1)  # buffer cap
     template: str = "r1"  # the raw R1 string with `<think>` prefilled (base models); "chat": a chat template
-    # paper: -1 unparsable, -0.5 invalid, else the learnability (0 at mean 0 or 1); "code": -1 for any
+    # paper: -1 unparsable or invalid, else the learnability (0 at mean 0 or 1); "code": -1 for any
     # proposal without a valid task and -0.5 for a valid one at mean 0 or 1 (§1.3, rewards.py)
     reward_rule: str = "paper"
     advantages: str = "sequence"  # TRR++ statistics per slice (paper); "token": veRL's token-weighted
