@@ -39,7 +39,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("run config", ("harness.config",)),
     ("stages", ("harness.stages",)),
     ("runs", ("harness.evaluate", "harness.external")),
-    ("readers and trainers", ("harness.report", "harness.analysis", "harness.export", "trainers")),
+    (
+        "readers and trainers",
+        ("harness.report", "harness.analysis", "harness.export", "harness.view", "trainers"),
+    ),
     ("command line", ("harness.cli", "harness.__main__")),
 ]
 

@@ -1,0 +1,214 @@
+"""`harness view`'s data, server and bundle without a browser: what it reads, what it refuses to serve,
+and that run folders are left exactly as they were."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from helpers import answered_run
+from typer.testing import CliRunner
+from view_runs import base_run, candidate_run, generations_run, training_run
+
+from harness import HarnessError
+from harness.cli import app
+from harness.report.plotdata import training_series
+from harness.view.bundle import write_bundle
+from harness.view.evalrun import CORRECT, TRUNCATED, UNEXTRACTED, WRONG, EvalRun
+from harness.view.server import make_server
+from harness.view.site import Site
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> list[Path]:
+    tmp = tmp_path_factory.mktemp("view")
+    base, candidate = base_run(tmp / "base"), candidate_run(tmp / "candidate")
+    return [
+        base,
+        candidate,
+        generations_run(tmp / "elsewhere", tmp),
+        training_run(tmp / "train", base, candidate),
+    ]
+
+
+def snapshot(folders: list[Path]) -> dict[str, tuple[str, int]]:
+    """Every file under the folders: its content hash and modification time."""
+    return {
+        str(p): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for folder in folders
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def served(runs):
+    server = make_server(Site(runs), port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def get(server, path: str, host: str | None = None) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection(*server.server_address[:2], timeout=10)
+    headers = {"Host": host} if host else {}
+    connection.request("GET", path, headers=headers)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+def test_every_page_reads_the_runs_and_writes_nothing(runs, tmp_path, served):
+    before = snapshot(runs)
+    site = Site(runs)
+    answers = {path: site.get(path) for path in site.paths()}
+    write_bundle(site, tmp_path / "bundle")
+    for path in ("/", "/api/index", "/api/run/0/bench/0/sample/3", "/api/compare/0/1", "/api/run/3/step/1"):
+        assert get(served, path)[0] == 200, path
+    assert snapshot(runs) == before
+    # the bundle holds each answer as a script that hands the page its JSON
+    shard = (tmp_path / "bundle" / "data" / "run" / "0" / "bench" / "0" / "rows.js").read_text()
+    assert shard.startswith('harnessData("run/0/bench/0/rows", ')
+    assert json.loads(shard[shard.index(", ") + 2 : -3]) == answers["run/0/bench/0/rows"]
+
+
+def test_verdicts_and_samples_of_an_eval_run(runs):
+    run = EvalRun(runs[0])
+    assert run.benchmarks == ["aime24", "humaneval"]
+    rows = run.rows(0)
+    flags = {item["id"]: [s[2] for s in item["samples"]] for item in rows["items"]}
+    assert flags["60"] == [CORRECT, CORRECT]
+    assert flags["65"] == [WRONG, WRONG | TRUNCATED | UNEXTRACTED]  # cut off while thinking
+    assert rows["items"][0]["problem"].startswith("Every morning Aya")  # read from the run's data
+    sample = run.sample(0, 11)
+    assert sample["generation"]["finish_reason"] == "length" and sample["score"]["extracted"] is None
+    assert sample["messages"][0]["content"].startswith("Let $ABCD$ be a tetrahedron")
+    seed = run.sample(0, 0)["generation"]["seed"]
+    shown = Site(runs).get("run/0/bench/0/sample/0")["generation"]["seed"]
+    assert seed > 2**53 and shown == str(seed)  # as text: a JavaScript number would round it
+
+
+def test_regression_view_is_harness_regress_and_its_flips(runs):
+    from harness.report.regress import compare_runs
+
+    report = Site(runs).get("compare/0/1")
+    code, comparisons, _ = compare_runs(runs[0], runs[1])
+    assert report["exit_code"] == code == 0 and report["verdict"] == "no significant regression"
+    assert [c["p"] for c in report["comparisons"]] == [c.p for c in comparisons]
+    aime = report["flips"][0]
+    assert [e["id"] for e in aime["right_to_wrong"]] == ["60"]
+    assert [e["id"] for e in aime["wrong_to_right"]] == ["63"]
+
+
+def test_training_run_curves_steps_and_evaluations(runs):
+    site = Site(runs)
+    assert [(r["name"], r["kind"], r["parent"], r["step"]) for r in site.get("index")["runs"][3:]] == [
+        ("train", "train", None, None),
+        ("train/evals/step-0", "eval", 3, 0),
+        ("train/evals/step-2", "eval", 3, 2),
+    ]
+    summary = site.get("run/3")
+    assert summary["method"] == "spell" and [e["run"] for e in summary["evals"]] == [4, 5]
+    curve = training_series(runs[3], "reward")
+    assert site.get("run/3/curves")["reward"] == [[x, y] for x, y in zip(curve.x, curve.y, strict=True)]
+    step = site.get("run/3/step/2")
+    assert [r["role"] for r in step["records"]] == [
+        "question", "propose", "solve", "routed group", "judge replies", "released group", "group",
+    ]  # fmt: skip
+    assert step["records"][-1]["record"]["samples"][0]["phi"][-1] == 0.99
+
+
+def test_groups_filter_fields_come_from_run_json(tmp_path):
+    run = answered_run(tmp_path / "r", ["1", "2", None], ["1", "3", "4"])
+    info = json.loads((run / "run.json").read_text())
+    info["groups"] = {"sums": {"difficulty": {"0": "easy", "1": "hard", "2": "hard"}}}
+    (run / "run.json").write_text(json.dumps(info))
+    rows = EvalRun(run).rows(0)
+    assert rows["groups"] == ["difficulty"]
+    assert [i["groups"]["difficulty"] for i in rows["items"]] == ["easy", "hard", "hard"]
+    assert EvalRun(run).sample(0, 0)["prompt_note"]  # no data to rebuild the prompt from: said why
+
+
+def test_server_binds_loopback_and_serves_nothing_else(served, runs):
+    assert served.server_address[0] == "127.0.0.1"
+    port = served.server_address[1]
+    for path in (
+        "/static/../../../../etc/passwd",
+        "/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/static/..%2fsite.py",
+        "/static/../site.py",
+        "/run.json",
+        f"/{runs[0]}/run.json",
+        "/api/../../run.json",
+        "/api/run/0/../../../etc/passwd",
+        "/api/run/99",
+        "/api/run/0/bench/0/sample/999",
+        "/api/run/-1",
+        "/api/run/0/bench/x/rows",
+    ):
+        status, body = get(served, path)
+        assert status == 404, (path, status)
+        assert b"root:" not in body and b"harnessData" not in body
+    assert get(served, "/static/app.js")[0] == 200
+    assert get(served, "/api/index", host=f"evil.example:{port}")[0] == 421  # a rebound DNS name
+
+
+def test_a_symlink_out_of_the_run_folder_is_not_followed(runs, tmp_path):
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text(
+        json.dumps({"benchmark": "aime24", "item_id": "60", "sample_idx": 0, "text": "SECRET"}) + "\n"
+    )
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("run.json", "scores.jsonl", "results.json"):
+        (run / name).write_bytes((runs[0] / name).read_bytes())
+    (run / "generations.jsonl").symlink_to(secret)
+    view = EvalRun(run)
+    assert view.generations is None
+    assert "SECRET" not in json.dumps(view.sample(0, 0))
+
+
+def test_bundle_refuses_a_run_folder_and_a_foreign_folder(runs, tmp_path):
+    site = Site(runs[:1])
+    with pytest.raises(HarnessError, match="inside the run folder"):
+        write_bundle(site, runs[0] / "view")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    with pytest.raises(HarnessError, match="not an earlier bundle"):
+        write_bundle(site, tmp_path / "mine")
+    write_bundle(site, tmp_path / "out")
+    write_bundle(site, tmp_path / "out")  # an earlier bundle is replaced
+    assert (tmp_path / "out" / "index.html").is_file()
+
+
+def test_cli_bundle_and_server(runs, tmp_path):
+    done = CliRunner().invoke(app, ["view", "--bundle", str(tmp_path / "b"), str(runs[0]), str(runs[2])])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "b" / "data" / "run" / "1" / "bench" / "0" / "sample" / "1.js").is_file()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "harness", "view", str(runs[0]), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("serving 1 run(s) at http://127.0.0.1:") and "Ctrl-C" in line
+        address = line.split("at http://")[1].split("/")[0]
+        connection = http.client.HTTPConnection(address, timeout=10)
+        connection.request("GET", "/api/index")
+        assert json.loads(connection.getresponse().read())["runs"][0]["name"] == "base"
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=20) == 0
+        assert "stopped" in server.stdout.read()
+    finally:
+        server.kill()
