@@ -168,13 +168,13 @@ def test_two_runs_side_by_side(page, site_url):
     aime.locator(".wrong_to_right a").first.click()
     page.wait_for_selector(".pair .sample")
     assert (
-        page.locator(".base .badge.wrong").count() == 1
-        and page.locator(".candidate .badge.correct").count() == 1
+        page.locator(".side-base .badge.wrong").count() == 1
+        and page.locator(".side-candidate .badge.correct").count() == 1
     )
-    assert page.locator(".candidate .extracted").inner_text().startswith("385")
-    page.locator(".candidate .chip").nth(1).click()  # the candidate's other sample of the item
+    assert page.locator(".side-candidate .extracted").inner_text().startswith("385")
+    page.locator(".side-candidate .chip").nth(1).click()  # the candidate's other sample of the item
     page.wait_for_function("location.hash.endsWith('/7')")
-    page.wait_for_selector(".candidate .sample")
+    page.wait_for_selector(".side-candidate .sample")
     shot(page, "side-by-side")
     assert_inert(page)  # item 63's base sample carries the hostile text
 

@@ -80,7 +80,7 @@
   }
   function value(v) {
     if (v === null || v === undefined) return el("span", { class: "muted" }, "–");
-    if (typeof v === "object") return el("code", { class: "text" }, JSON.stringify(v, null, 1));
+    if (typeof v === "object") return el("code", { class: "hv-text" }, JSON.stringify(v, null, 1));
     return String(v);
   }
   function pct(x) { return typeof x === "number" ? (100 * x).toFixed(1) : "–"; }
@@ -99,7 +99,7 @@
     const fence = /```([\w+-]*)[^\n]*\n([\s\S]*?)(?:```|$)/g;
     let last = 0, match;
     while ((match = fence.exec(text)) !== null) {
-      if (match.index > last) box.appendChild(el("div", { class: "text" }, text.slice(last, match.index)));
+      if (match.index > last) box.appendChild(el("div", { class: "hv-text" }, text.slice(last, match.index)));
       const code = el("code", {}, match[2]);
       const lang = match[1].toLowerCase();
       if (window.hljs) {
@@ -111,7 +111,7 @@
       last = fence.lastIndex;
       if (match[0].length === 0) break;
     }
-    if (last < text.length) box.appendChild(el("div", { class: "text" }, text.slice(last)));
+    if (last < text.length) box.appendChild(el("div", { class: "hv-text" }, text.slice(last)));
     if (opts.math && text.length <= LONG) renderMath(box);
     else if (opts.math) {
       const button = el("button", { onclick: () => { renderMath(box); button.remove(); } }, "render math");
@@ -130,7 +130,7 @@
     });
   }
   function inlineMath(text) {
-    const span = el("span", { class: "text" }, text === null || text === undefined ? "–" : String(text));
+    const span = el("span", { class: "hv-text" }, text === null || text === undefined ? "–" : String(text));
     if (window.katex && text !== null && text !== undefined && String(text).length < 300) {
       const holder = el("span", {});
       try {
@@ -343,7 +343,7 @@
     if (!d || typeof d !== "object") return el("p", { class: "muted" }, "none");
     const rows = Object.entries(d).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {},
       typeof v === "string" && (v.includes("\n") || v.length > 120) ? textBlock(v, { math: false })
-        : typeof v === "object" && v !== null ? el("pre", { class: "text" }, JSON.stringify(v, null, 2)) : value(v))));
+        : typeof v === "object" && v !== null ? el("pre", { class: "hv-text" }, JSON.stringify(v, null, 2)) : value(v))));
     return el("table", { class: "kv details" }, el("tbody", {}, rows));
   }
 
@@ -392,8 +392,8 @@
       }));
     }
     show(el("h1", {}, "Item " + left.item_id), el("div", { class: "pair" },
-      el("div", { class: "base" }, el("h2", {}, "Base: " + nameA), others(rowsA, left), sampleView(left, true)),
-      el("div", { class: "candidate" }, el("h2", {}, "Candidate: " + nameB), others(rowsB, right), sampleView(right, true))));
+      el("div", { class: "side-base" }, el("h2", {}, "Base: " + nameA), others(rowsA, left), sampleView(left, true)),
+      el("div", { class: "side-candidate" }, el("h2", {}, "Candidate: " + nameB), others(rowsB, right), sampleView(right, true))));
   }
 
   // --- training runs ------------------------------------------------------------------------------
@@ -495,19 +495,19 @@
     return el("table", { class: "kv" }, el("tbody", {}, rows));
   }
   function field(key, v, depth) {
-    if (typeof v === "string") return depth > 0 || v.length > 80 || v.includes("\n") ? textBlock(v) : el("span", { class: "text" }, v);
+    if (typeof v === "string") return depth > 0 || v.length > 80 || v.includes("\n") ? textBlock(v) : el("span", { class: "hv-text" }, v);
     if (Array.isArray(v)) {
       if (v.length > 3 && v.every((x) => typeof x === "number")) {
-        return el("div", {}, sparkline(v), el("details", {}, el("summary", {}, v.length + " values"), el("code", { class: "text" }, v.join(", "))));
+        return el("div", {}, sparkline(v), el("details", {}, el("summary", {}, v.length + " values"), el("code", { class: "hv-text" }, v.join(", "))));
       }
       if (v.every((x) => x === null || (typeof x !== "object" && typeof x !== "string"))) {
-        return el("code", { class: "text" }, JSON.stringify(v));
+        return el("code", { class: "hv-text" }, JSON.stringify(v));
       }
-      if (depth > 3) return el("pre", { class: "text" }, JSON.stringify(v, null, 1));
+      if (depth > 3) return el("pre", { class: "hv-text" }, JSON.stringify(v, null, 1));
       return el("ol", { start: 0 }, v.map((x) => el("li", {}, x !== null && typeof x === "object" && !Array.isArray(x)
         ? recordView(x) : field(key, x, depth + 1))));
     }
-    if (v !== null && typeof v === "object") return depth > 3 ? el("pre", { class: "text" }, JSON.stringify(v, null, 1)) : recordView(v);
+    if (v !== null && typeof v === "object") return depth > 3 ? el("pre", { class: "hv-text" }, JSON.stringify(v, null, 1)) : recordView(v);
     return value(v);
   }
   function sparkline(values) {
