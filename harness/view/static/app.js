@@ -268,7 +268,7 @@
         const right = item.samples.filter((s) => s[2] & 1).length;
         return el("tr", { "data-item": item.id },
           el("td", {}, item.id),
-          el("td", {}, item.problem ? el("span", { class: "muted" }, item.problem) : ""),
+          el("td", {}, item.problem ? problemPreview(item.problem) : ""),
           el("td", {}, item.gold === null ? "–" : item.gold),
           el("td", { class: "num" }, right + "/" + item.samples.length),
           el("td", {}, chips(item.samples, (k) => "#/run/" + r + "/b/" + b + "/s/" + k, matches)));
@@ -282,6 +282,12 @@
     }
     show(el("h1", {}, rows.benchmark), el("div", { class: "bar" }, buttons, selects, search), counts, table);
     draw();
+  }
+
+  function problemPreview(text) {
+    const span = el("span", { class: "muted" }, text);
+    renderMath(span);
+    return span;
   }
 
   function chips(samples, href, matches) {
@@ -495,7 +501,12 @@
     return el("table", { class: "kv" }, el("tbody", {}, rows));
   }
   function field(key, v, depth) {
-    if (typeof v === "string") return depth > 0 || v.length > 80 || v.includes("\n") ? textBlock(v) : el("span", { class: "hv-text" }, v);
+    if (typeof v === "string") {
+      if (depth > 0 || v.length > 80 || v.includes("\n")) return textBlock(v);
+      const span = el("span", { class: "hv-text" }, v);
+      renderMath(span);
+      return span;
+    }
     if (Array.isArray(v)) {
       if (v.length > 3 && v.every((x) => typeof x === "number")) {
         return el("div", {}, sparkline(v), el("details", {}, el("summary", {}, v.length + " values"), el("code", { class: "hv-text" }, v.join(", "))));
