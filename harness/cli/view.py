@@ -39,6 +39,8 @@ def view_command(
     from harness.view.server import make_server, url
 
     server = make_server(site, host, port)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(f"warning: listening on {host}: whoever reaches this machine reads these runs", err=True)
     typer.echo(f"serving {len(site.entries)} run(s) at {url(server)}  (Ctrl-C stops)", nl=True)
     try:
         server.serve_forever()
