@@ -48,6 +48,17 @@ def scorer_error(details: Any) -> bool:
     return isinstance(details, dict) and ("error" in details or details.get("verdict") == "error")
 
 
+def _verdict(score: dict[str, Any]) -> int:
+    """A score record's flags: correct (value 1) or wrong, no answer extracted, scorer error."""
+    value = score.get("value")
+    flags = CORRECT if isinstance(value, int | float) and value >= 1.0 else WRONG
+    if score.get("extracted") is None:
+        flags |= UNEXTRACTED
+    if scorer_error(score.get("details")):
+        flags |= SCORER_ERROR
+    return flags
+
+
 def _key(record: dict[str, Any]) -> tuple[str, str, int] | None:
     try:
         return str(record["benchmark"]), str(record["item_id"]), int(record["sample_idx"])
@@ -74,23 +85,27 @@ class EvalRun:
         self.benchmarks = list(self.samples)
 
     def _index(self) -> dict[str, list[Sample]]:
-        gens: dict[tuple[str, str, int], tuple[int, int, dict]] = {}
+        """Each benchmark's samples in run.json's item order; of each record only where it lies and its
+        verdict flags are kept (a 32K-token text is dropped as soon as its line is parsed)."""
+        gens: dict[tuple[str, str, int], tuple[int, int, int]] = {}
         for offset, length, g in scan(self.generations):
             key = _key(g)
             if key is not None and key not in gens:  # the first record of a sample, as reports count
-                gens[key] = (offset, length, g)
-        scores: dict[tuple[str, str, int], tuple[int, int, dict]] = {}
-        for offset, length, s in scan(self.scores):
-            key = _key(s)
-            if key is not None:
-                scores[key] = (offset, length, s)  # a rescore appends: the last one counts
+                gens[key] = (offset, length, TRUNCATED if g.get("truncated") is True else 0)
+        scores: dict[tuple[str, str, int], tuple[int, int, int, str | None]] = {}
+        for offset, length, score in scan(self.scores):
+            key = _key(score)
+            if key is not None:  # a rescore appends: the last one counts
+                scores[key] = (offset, length, _verdict(score), preview(score.get("extracted")))
         order = {
             b: {i: k for k, i in enumerate(self.info.get("answers", {}).get(b, {}))} for b in self._named()
         }
         grouped: dict[str, list[Sample]] = {b: [] for b in order}
         for key in dict.fromkeys([*gens, *scores]):
             g, s = gens.get(key), scores.get(key)
-            grouped.setdefault(key[0], []).append(self._sample(key, g, s))
+            flags = (g[2] if g else 0) | (s[2] if s else UNSCORED)
+            sample = Sample(key[1], key[2], g[:2] if g else None, s[:2] if s else None, flags, s and s[3])
+            grouped.setdefault(key[0], []).append(sample)
         for b, samples in grouped.items():
             rank = order.get(b, {})
             samples.sort(key=lambda x: (rank.get(x.item_id, len(rank)), x.item_id, x.sample_idx))
@@ -99,26 +114,6 @@ class EvalRun:
     def _named(self) -> list[str]:
         names = self.config.get("benchmarks")
         return [str(b) for b in names] if isinstance(names, list) else []
-
-    @staticmethod
-    def _sample(key, g, s) -> Sample:
-        flags, extracted = 0, None
-        if g is not None and g[2].get("truncated") is True:
-            flags |= TRUNCATED
-        if s is None:
-            flags |= UNSCORED
-        else:
-            score = s[2]
-            value = score.get("value")
-            correct = isinstance(value, int | float) and value >= 1.0
-            flags |= CORRECT if correct else WRONG
-            extracted = preview(score.get("extracted"))
-            if score.get("extracted") is None:
-                flags |= UNEXTRACTED
-            if scorer_error(score.get("details")):
-                flags |= SCORER_ERROR
-        where = lambda r: (r[0], r[1]) if r is not None else None  # noqa: E731
-        return Sample(key[1], key[2], where(g), where(s), flags, extracted)
 
     # --- what the page asks for ------------------------------------------------------------------------
 
