@@ -3,11 +3,13 @@ records read from disk on demand (generations of 32K tokens stay on disk until o
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.scoring.rules import accepted_answers
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES
 from harness.view.files import inside, read_json, read_line, scan
 from harness.view.prompts import PromptSource
@@ -41,6 +43,16 @@ def preview(value: Any, size: int = PREVIEW) -> str | None:
         return None
     text = value if isinstance(value, str) else str(value)
     return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def gold_text(gold: Any) -> str | None:
+    """A gold as people read it: its accepted answers joined by " / " (a code benchmark's tests stay JSON)."""
+    if gold is None or not isinstance(gold, str):
+        return None if gold is None else json.dumps(gold)
+    try:
+        return " / ".join(accepted_answers(gold))
+    except Exception:  # a gold the rules cannot parse: as recorded
+        return gold
 
 
 def scorer_error(details: Any) -> bool:
@@ -174,7 +186,7 @@ class EvalRun:
             if item is None:
                 item = items[s.item_id] = {
                     "id": s.item_id,
-                    "gold": preview(golds.get(s.item_id)),
+                    "gold": preview(gold_text(golds.get(s.item_id))),
                     "groups": {
                         f: str(v.get(s.item_id, "")) for f, v in groups.items() if isinstance(v, dict)
                     },
@@ -198,7 +210,7 @@ class EvalRun:
             "item_id": s.item_id,
             "sample_idx": s.sample_idx,
             "flags": s.flags,
-            "gold": self.info.get("answers", {}).get(benchmark, {}).get(s.item_id),
+            "gold": gold_text(self.info.get("answers", {}).get(benchmark, {}).get(s.item_id)),
             "generation": generation,
             "score": score,
             "messages": messages,

@@ -131,7 +131,7 @@
   }
   function inlineMath(text) {
     const span = el("span", { class: "hv-text" }, text === null || text === undefined ? "–" : String(text));
-    if (window.katex && text !== null && text !== undefined && String(text).length < 300) {
+    if (window.katex && text !== null && text !== undefined && String(text).length < 300 && /[\\^_{]/.test(String(text))) {
       const holder = el("span", {});
       try {
         window.katex.render(String(text), holder, { throwOnError: true, trust: false, strict: "ignore" });
