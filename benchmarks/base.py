@@ -65,6 +65,7 @@ class Benchmark:
     keep: Callable[[Item], bool] | None = None  # which loaded items belong (e.g. a date window)
     release: str | None = None  # a pinned release file's URL, read with local_layouts[0], when not on the Hub
     packaged: dict[str, str] | None = None  # origin of the copy under PACKAGED_DIR/<name>/, if shipped
+    measured: bool = False  # golds are measured quantities: the math scorer accepts them rounded (Minerva)
 
     @property
     def math_text(self) -> bool:

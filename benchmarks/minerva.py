@@ -34,5 +34,6 @@ MINERVA = Benchmark(
         ),
     ),
     folders=("minerva_math",),
+    measured=True,  # physics and chemistry results given to a few significant figures
     sampling=Sampling(n=4, temperature=0.6, top_p=0.95, max_tokens=32768),
 )

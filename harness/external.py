@@ -13,7 +13,14 @@ from harness.data import read_rows, sha256_file
 from harness.records import generation_record
 from harness.runinfo import machine, packages, stable_hash
 from harness.scoring.judge import JudgeConfig
-from harness.stages.plan import extra_config, judge_record, sandbox_record, scorer_name, scoring_config
+from harness.stages.plan import (
+    extra_config,
+    item_questions,
+    judge_record,
+    sandbox_record,
+    scorer_name,
+    scoring_config,
+)
 from harness.stages.score import score_run
 from harness.store import GENERATIONS, RunDir
 
@@ -75,6 +82,7 @@ def import_generations(
         raise HarnessError(f"{file}: no generations")
     scored_items = {item_id for item_id, _ in records}
     scorers = {bench.name: scorer_name(bench, judge)}
+    asked = item_questions(scorers[bench.name], [i for i in loaded.items if i.id in scored_items])
     config = {
         "benchmarks": [bench.name],
         "generations_sha256": sha256_file(file),
@@ -91,6 +99,7 @@ def import_generations(
         "packages": packages(),
         "machine": machine(),
         "answers": {bench.name: {i.id: i.answer for i in loaded.items if i.id in scored_items}},
+        **({"questions": {bench.name: asked}} if asked is not None else {}),
         **sandbox_record([bench], scoring.unsafe_no_sandbox),
         **judge_record(judge, config),
     }

@@ -70,7 +70,7 @@ CASES = [
     ("3", "The answer is 12th grade.", "12", 1.0),
     ("3", r"\boxed{12^{th}}", "13", 0.0),
     ("3", r"\boxed{12^{2}}", "12", 0.0),
-    # 4. an answer more precise than the gold, at the gold's significant figures
+    # 4. an answer more precise than the gold, at the gold's significant figures (measured golds only)
     ("4", r"\boxed{6630.65}", "6630", 1.0),
     ("4", r"\boxed{6640.1}", "6630", 0.0),
     ("4", r"\boxed{6636}", "6630", 0.0),
@@ -132,10 +132,17 @@ CASES = [
 ]
 
 
+MEASURED = ("4",)  # patterns scored as a benchmark of measured quantities (Minerva) is, since rules 3
+
+
 @pytest.fixture(scope="module")
 def scored():
-    scorer = MathScorer(timeout=30, workers=2)
-    results = dict(scorer.score([c[1] for c in CASES], [c[2] for c in CASES]))
+    results = {}
+    for measured in (False, True):
+        index = [i for i, c in enumerate(CASES) if (c[0] in MEASURED) is measured]
+        scorer = MathScorer(timeout=30, workers=2, measured=measured)
+        for j, score in scorer.score([CASES[i][1] for i in index], [CASES[i][2] for i in index]):
+            results[index[j]] = score
     assert sorted(results) == list(range(len(CASES)))
     return results
 
@@ -272,8 +279,8 @@ def test_an_older_math_score_is_recomputed(tmp_path, shared_data):
     run_cli("score", "--generations", str(generations), "--out", str(run), *args)
     scores = run / "scores.jsonl"
     record = json.loads(scores.read_text())
-    assert record["value"] == 1.0 and record["scorer"].startswith("math-2+")
-    old = record["scorer"].replace("math-2+", "math-1+")
+    assert record["value"] == 1.0 and record["scorer"].startswith("math-3+")
+    old = record["scorer"].replace("math-3+", "math-2+")
     scores.write_text(json.dumps({**record, "scorer": old, "value": 0.0}) + "\n")
     run_cli("score", str(run))
     again = [json.loads(line) for line in scores.read_text().splitlines()]

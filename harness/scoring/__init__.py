@@ -51,6 +51,7 @@ class Options:
     rtol: float
     judge: JudgeConfig | None
     persistent: bool
+    measured: bool = False  # the benchmark's golds are measured quantities (the math scorer rounds)
 
     def pool(self) -> dict:
         """The time limit and worker count the caller chose (the scorer's own defaults otherwise)."""
@@ -76,7 +77,7 @@ def _rule_then_judge(rule: str) -> Callable[[Options], Scorer]:
 
 
 SCORERS: dict[str, Callable[[Options], Scorer]] = {
-    "math": lambda o: MathScorer(**o.pool(), persistent=o.persistent),
+    "math": lambda o: MathScorer(**o.pool(), persistent=o.persistent, measured=o.measured),
     "code": lambda o: CodeScorer(**o.pool()),
     "integer": lambda o: IntegerScorer(),
     **RULES,
@@ -114,10 +115,12 @@ def get_scorer(
     judge: JudgeConfig | None = None,
     lm_eval_include_path: str | None = None,
     persistent: bool = False,
+    measured: bool = False,
 ) -> Scorer:
-    """`persistent` keeps the math scorer's worker processes alive between calls (training)."""
+    """`persistent` keeps the math scorer's worker processes alive between calls (training);
+    `measured` says a benchmark's golds are measured quantities (`MathScorer`)."""
     if name.startswith(LM_EVAL):
         return LMEvalScorer(name.removeprefix(LM_EVAL), lm_eval_include_path)
     if name not in SCORERS:
         raise HarnessError(f"unknown scorer {name!r}; available: {', '.join(NAMES)}")
-    return SCORERS[name](Options(name, timeout, workers, rtol, judge, persistent))
+    return SCORERS[name](Options(name, timeout, workers, rtol, judge, persistent, measured))

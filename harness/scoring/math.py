@@ -2,11 +2,15 @@ r"""Math answers judged with math-verify, in worker processes with a hard time l
 
 The final answer is found by `math_text.final_answer`: the last non-empty ``\boxed{}`` (boxes
 joined only by "and" or commas count together), else an explicit final-answer phrase, else a
-response that is a bare expression; anything else is "no answer found". Both sides are rewritten
-by `math_text.normalise`, then compared: integers exactly ("033" = 33, "1{,}000" = 1000); a
-decimal answer more precise than the gold at the gold's significant figures (6630.65 = 6630);
-then math-verify, on parsed expressions only: an answer that does not parse is compared as a
-whole string, never by a prefix.
+response that is a bare expression, else a value stated in the last line (rules 3: a bold value,
+a closing "Therefore ... is X." sentence, the last equation before an empty "... is:"); anything
+else is "no answer found". Both sides are rewritten by `math_text.normalise`, then compared:
+integers exactly ("033" = 33, "1{,}000" = 1000); decimals exactly, or at the gold's significant
+figures on measured benchmarks (6630.65 = 6630 on Minerva only); then math-verify, on parsed
+expressions only: an answer that does not parse is compared as a whole string, never by a prefix.
+With the question (a JSON gold), "find all" lists with repeats compare as multisets and equations
+whose form the question fixes compare as written. One-letter symbols keep their case, and an
+answer's unit must agree with the gold's or the question's.
 """
 
 from __future__ import annotations
@@ -20,17 +24,23 @@ from importlib.metadata import version
 from harness.scoring.latex import last_boxed
 from harness.scoring.math_text import (
     as_tuple,
+    asks_for_values,
     decimal,
     final_answer,
+    fixes_form,
+    letter_case_differs,
+    list_items,
     matches_at_gold_precision,
     normalise,
     repeated_list_as_tuple,
+    units_disagree,
     variables,
 )
 from harness.scoring.pool import TimeoutPool, map_with_timeout
+from harness.scoring.rules import parse_gold
 from harness.types import Score
 
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 DEFAULT_TIMEOUT = 10.0
 
 _INTEGER = re.compile(r"[-+]?\d+(?:\.0*)?")
@@ -58,42 +68,80 @@ def as_integer(text: str) -> int | None:
     return int(text.split(".")[0])
 
 
-def verify_pair(payload: tuple[str, str]) -> dict:
-    """Decide whether one answer text matches its gold: exact integers, then decimals at the gold's
-    precision, then math-verify on both parsed (with an identity check for exp/trig/hyperbolic
-    forms), and a whole-string comparison only when either side does not parse.
+def verify_pair(payload: tuple) -> dict:
+    """Decide whether one answer text matches its gold: exact integers, then decimals (at the gold's
+    precision when `measured`), then math-verify on both parsed (with an identity check for
+    exp/trig/hyperbolic forms), and a whole-string comparison only when either side does not parse.
 
-    Runs inside a pool worker; may be killed at any point."""
+    payload is (answer, gold) or (answer, gold, measured); the gold may be the JSON form of
+    `rules.gold_text`, whose question lets lists of values be compared as multisets and fixed-form
+    equations as written. Runs inside a pool worker; may be killed at any point."""
     import logging
 
-    from math_verify import verify
-
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # we enforce time limits ourselves
-    answer, gold = payload
+    answer, gold, *rest = payload
+    measured = bool(rest and rest[0])
     found = final_answer(answer)
     if found is None:
         return {"value": 0.0, "extracted": None, "canonical": None, "details": {"reason": "no answer found"}}
     source, candidate = found
+    parsed = parse_gold(gold)
+    verdicts = [_judge(candidate, g, parsed.question, measured) for g in parsed.answers]
+    ok, canonical, method = next((v for v in verdicts if v[0]), verdicts[0])
+    return _verdict(ok, candidate, canonical, method, source)
+
+
+def _judge(candidate: str, gold: str, question: str | None, measured: bool) -> tuple[bool, str, str]:
+    """(right, canonical answer, method) for one accepted gold; the method names the rule that decided."""
     gold_text, text = normalise(gold), normalise(candidate, variables(gold))
+    if units_disagree(candidate, gold, question):
+        return False, text, "unit"
     if (ordered_gold := repeated_list_as_tuple(gold_text)) is not None:
+        if asks_for_values(question):
+            return _same_multiset(text, gold_text, measured)
         gold_text, text = ordered_gold, as_tuple(text)
+    ok, canonical, method = _compare(text, gold_text, measured, fixes_form(question))
+    if ok and letter_case_differs(text, gold_text):
+        return False, canonical, "case"
+    return ok, canonical, method
+
+
+def _compare(text: str, gold_text: str, measured: bool, fixed_form: bool = False) -> tuple[bool, str, str]:
+    """Integers exactly, decimals exactly (or at the gold's precision when `measured`), then math-verify,
+    then the whole strings."""
+    from math_verify import verify
 
     gold_int, pred_int = as_integer(gold_text), as_integer(text)
     if gold_int is not None and pred_int is not None:
-        return _verdict(pred_int == gold_int, candidate, str(pred_int), "integer", source)
+        return pred_int == gold_int, str(pred_int), "integer"
     gold_number, number = decimal(_plain(gold_text)), decimal(_plain(text))
-    if gold_number is not None and number is not None and matches_at_gold_precision(number, gold_number):
-        return _verdict(True, candidate, str(number), "decimal", source)
-
+    if gold_number is not None and number is not None:
+        if number == gold_number or (measured and matches_at_gold_precision(number, gold_number)):
+            return True, str(number), "decimal"
     gold_parsed, predicted = _parse(gold_text), _parse(text)
     if _parsed(gold_parsed) and _parsed(predicted):
         ok = verify(gold_parsed, predicted, timeout_seconds=None) and not _tiny_and_apart(
             gold_parsed[0], predicted[0]
         )
         ok = ok or _same_function(gold_parsed[0], predicted[0])
-        return _verdict(ok, candidate, str(predicted[0]), "math_verify", source)
+        if ok and fixed_form and _is_equation(gold_parsed[0]):
+            return _same_equation(gold_parsed[0], predicted[0]), str(predicted[0]), "form"
+        return ok, str(predicted[0]), "math_verify"
     same = _plain(text).lower() == _plain(gold_text).lower()
-    return _verdict(same, candidate, _plain(text), "string", source)
+    return same, _plain(text), "string"
+
+
+def _same_multiset(text: str, gold_text: str, measured: bool) -> tuple[bool, str, str]:
+    """A list answering "find all ..." against a gold list with repeats: the same items, each as often,
+    in any order ("16, 3, 1, 1" for "1,1,3,16"; not "1, 3, 16")."""
+    items, gold_items = list_items(text) or [text], list_items(gold_text) or [gold_text]
+    left = list(gold_items)
+    for item in items:
+        match = next((g for g in left if _compare(item, g, measured)[0]), None)
+        if match is None:
+            return False, text, "multiset"
+        left.remove(match)
+    return not left, text, "multiset"
 
 
 def _parse(text: str) -> list:
@@ -121,9 +169,10 @@ def _parsed(result: list) -> bool:
 
 def _tiny_and_apart(gold, answer) -> bool:
     """Two numbers below 1e-3 that differ by more than one part in a million: math-verify rounds
-    numbers to 6 decimal places, which would make 2.88e-19 equal 1.325e-27."""
+    numbers to 6 decimal places, which would make 2.88e-19 equal 1.325e-27 (or "Q = 1.325e-27")."""
     import sympy
 
+    gold, answer = (x.rhs if isinstance(x, sympy.Eq) else x for x in (gold, answer))  # "Q = 1.3e-27"
     if not all(isinstance(x, sympy.Expr) and x.is_number for x in (gold, answer)):
         return False
     try:
@@ -148,6 +197,22 @@ def _same_function(gold, answer) -> bool:
     return sympy.simplify((gold - answer).rewrite(sympy.exp)) == 0
 
 
+def _is_equation(expr) -> bool:
+    import sympy
+
+    return isinstance(expr, sympy.Eq)
+
+
+def _same_equation(gold, answer) -> bool:
+    """The same equation as written, up to moving terms across "=": 20x-28y+44z+16=0 is not
+    5x-7y+11z+4=0 when the question fixes the scale (integers with gcd 1, leading coefficient > 0)."""
+    import sympy
+
+    if not _is_equation(answer):
+        return False
+    return sympy.expand((gold.lhs - gold.rhs) - (answer.lhs - answer.rhs)) == 0
+
+
 def _verdict(correct: bool, extracted: str, canonical: str, method: str, source: str) -> dict:
     details = {"method": method, "source": source}
     return {
@@ -162,14 +227,22 @@ class MathScorer:
     """Judges final math answers; `score` runs `verify_pair` in a pool with a per-call time limit.
 
     `persistent=True` keeps the pool's workers between `score` calls (a trainer scores every step).
+    `measured=True` is for benchmarks whose golds are measured quantities (Minerva's physics): a
+    decimal more precise than the gold counts when it rounds to the gold's significant figures.
+    Elsewhere answers are exact: 165.93 is not 166.
     """
 
     name = "math"
 
     def __init__(
-        self, timeout: float = DEFAULT_TIMEOUT, workers: int | None = None, persistent: bool = False
+        self,
+        timeout: float = DEFAULT_TIMEOUT,
+        workers: int | None = None,
+        persistent: bool = False,
+        measured: bool = False,
     ):
         self.timeout = timeout
+        self.measured = measured
         self.workers = workers or min(4, os.cpu_count() or 1)
         self.pool = TimeoutPool(verify_pair, timeout=timeout, workers=self.workers) if persistent else None
 
@@ -193,7 +266,7 @@ class MathScorer:
                 reason = "no answer (unclosed think block)" if answer is None else "empty answer"
                 yield i, Score(0.0, None, None, {"reason": reason})
             else:
-                calls.append((i, (answer, gold)))
+                calls.append((i, (answer, gold, self.measured)))
         payloads = [p for _, p in calls]
         if self.pool is not None:
             results = self.pool.map(payloads)

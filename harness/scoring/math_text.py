@@ -33,8 +33,8 @@ _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 def final_answer(text: str) -> tuple[str, str] | None:
     """(source, answer) for the response's final answer, or None when it gives none.
 
-    source is "boxed", "phrase" ("The final answer is $x$", "Answer: x") or "whole" (the response
-    is a bare expression such as "$\\frac{3}{4}$" or "**204**")."""
+    source is "boxed", "phrase" ("The final answer is $x$", "Answer: x"), "whole" (the response
+    is a bare expression such as "$\\frac{3}{4}$" or "**204**") or "closing" (see `_closing`)."""
     spans = boxed_spans(text)
     boxes = [(start, end, content) for start, end, content in spans if content.strip()]
     if spans and not boxes:  # only the empty box of the instructions
@@ -51,30 +51,130 @@ def final_answer(text: str) -> tuple[str, str] | None:
     phrases = list(_PHRASE.finditer(plain))
     if phrases:
         found = _after_phrase(plain[phrases[-1].end() :])
-        return ("phrase", found) if found else None
+        return ("phrase", found) if found else _closing(text)
     math = _DELIMITED.fullmatch(plain.rstrip("."))
     if math:  # the whole response is one math span
         whole = next(g for g in math.groups() if g is not None).strip()
     else:
         whole = plain.rstrip(".").strip()
         if "\n" in whole or len(whole) > 200 or _PROSE_WORD.search(_TEXT_GROUP.sub("", whole)):
-            return None
+            return _closing(text)
     return ("whole", whole) if whole else None
 
 
 def _after_phrase(rest: str) -> str | None:
-    """The answer that follows a final-answer phrase: the math span that opens it, else the last
-    math span of its sentence, else the sentence."""
+    """The answer that follows a final-answer phrase: the math span that opens it, else the value a
+    sentence states ("The velocity $\\omega$ is 1000 rad/s"), else the last math span of its
+    sentence, else the sentence."""
     math = _DELIMITED.match(rest)
     if math:
         found = next(g for g in math.groups() if g is not None)
     else:
         end = _SENTENCE_END.search(rest)
         found = rest[: end.start()] if end else rest
+        stated = _stated_value(found)
         spans = list(_DELIMITED.finditer(found))
-        if spans:  # "The answer is therefore $7$, as claimed."
+        if stated:
+            found = stated
+        elif spans:  # "The answer is therefore $7$, as claimed."
             found = next(g for g in spans[-1].groups() if g is not None)
     return found.strip() or None
+
+
+# --- closing statements (rules 3): the answer stated at the very end, not boxed, no phrase ----
+
+_MATH_SPAN = r"(?:\$\$.+?\$\$|(?<!\\)\$(?:\\.|[^$\\])+?\$|\\\(.+?\\\)|\\\[.+?\\\])"
+_NUMBER = r"[-+−]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?"
+_HEDGE = r"(?:(?:approximately|about|around|roughly|exactly|equal\s+to|only|just|now|then|=|\\approx)\s*)*"
+_STATED = re.compile(
+    r"(?:^|\s)(?:is|are|was|were|equals|has|have|had|costs|measures|must\s+be|will\s+be|would\s+be)\s+"
+    rf"{_HEDGE}(?P<value>{_MATH_SPAN}|{_NUMBER})(?:\s+[A-Za-z][A-Za-z/.^\-]*){{0,4}}\s*[.!]?\s*$",
+    re.DOTALL,
+)
+_MARKER = re.compile(
+    r"^(?:therefore|thus|hence|so|consequently|finally|overall|in\s+conclusion|in\s+summary|altogether)"
+    r"\b\s*,?\s*",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"^(?:we|i|you|they|it|this|that|let|let's|here)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*])")
+_BOLD_END = re.compile(r"(?:^|=|\bis|\bare|:)\s*(?:\*\*([^*\n]+?)\*\*|\\textbf\s*\{([^{}]*)\})\s*\.?\s*$")
+_LEAD_IN = re.compile(r"(?:\bis|\bare|\bequals|answer|result)\s*:\s*$", re.IGNORECASE)
+_CONCLUDING = re.compile(r"\b(?:therefore|thus|hence|so|final|answer|result|value)\b", re.IGNORECASE)
+
+
+def _closing(text: str) -> tuple[str, str] | None:
+    """The answer a response states in its last line when it has no box and no final-answer phrase:
+    a bold value ("= **194**"), a closing sentence ("Therefore, Hillary has 7 nickels."), or the
+    last equation before an empty lead-in ("... is:" with nothing after it). A sentence that starts
+    with "we" or "let" ("So we get $x = 3$") is a step of the work, not a closing statement."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    found = _bold_value(lines[-1]) or _closing_sentence(lines[-1])
+    if found is None and len(lines) > 1:
+        found = _equation_before_lead_in(lines[-2], lines[-1])
+    return ("closing", found) if found else None
+
+
+def _bold_value(line: str) -> str | None:
+    """The bold value that ends the line, after "=", "is", ":" or alone ("m + n = **194**"). An
+    equation is kept whole: math-verify compares its right side with a gold that is a value."""
+    match = _BOLD_END.search(line.rstrip("$ "))
+    if not match:
+        return None
+    return _value(match.group(1) if match.group(1) is not None else match.group(2))
+
+
+def _closing_sentence(line: str) -> str | None:
+    """The value the last sentence states when it opens with "Therefore", "Thus", "So"...: after a
+    stating verb ("Thus the angle is approximately $3\\times10^{-3}$ arcseconds.") or as its only
+    math span, an equation ("Thus, $m+n=194$.")."""
+    sentence = _SENTENCE.split(_TEXTBF.sub(r"\1", _BOLD.sub(r"\1", line)).strip())[-1]
+    marker = _MARKER.match(sentence)
+    if not marker:
+        return None
+    rest = sentence[marker.end() :].strip()
+    if _PRONOUN.match(rest):
+        return None
+    stated = _stated_value(rest)
+    if stated:
+        return stated
+    math = _DELIMITED.fullmatch(rest.rstrip(".!").rstrip())
+    inner = next((g for g in math.groups() if g is not None), "") if math else ""
+    return _value(inner) if "=" in inner else None
+
+
+def _equation_before_lead_in(equation: str, lead_in: str) -> str | None:
+    """The equation on the line before an empty, concluding lead-in that ends the response
+    ("$f^{-1}(1/5) = 9$" then "**Therefore, the value of $f^{-1}(1/5)$ is:**"); it must be free of
+    prose."""
+    lead = _TEXTBF.sub(r"\1", _BOLD.sub(r"\1", lead_in)).strip().strip("*").strip()
+    if not (_LEAD_IN.search(lead) and _CONCLUDING.search(lead)):
+        return None
+    line = _TEXTBF.sub(r"\1", _BOLD.sub(r"\1", equation)).strip().rstrip(".").strip()
+    math = _DELIMITED.fullmatch(line)
+    inner = next(g for g in math.groups() if g is not None) if math else line
+    return _value(inner) if "=" in inner else None
+
+
+def _stated_value(sentence: str) -> str | None:
+    """The value after the sentence's stating verb, when only a few words (a unit, a noun) follow it:
+    "Hillary has 7 nickels" -> "7"; "it is $x$ or $y$" -> None."""
+    match = _STATED.search(sentence.strip())
+    if not match:
+        return None
+    value = match.group("value")
+    span = _DELIMITED.fullmatch(value)
+    return _value(next(g for g in span.groups() if g is not None) if span else value)
+
+
+def _value(text: str) -> str | None:
+    """`text` as an answer when it is a short expression rather than prose, else None."""
+    text = text.strip().strip("$").strip().rstrip(".").strip()
+    if not text or len(text) > 100 or "\n" in text or _PROSE_WORD.search(_TEXT_GROUP.sub("", text)):
+        return None
+    return text
 
 
 # --- normalisation ---------------------------------------------------------------------------
@@ -94,6 +194,7 @@ _GREEK = frozenset(
     "Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split()
 )
 _SUBSCRIPT = re.compile(r"_\{((?:[^{}]|\{[^{}]*\})*)\}")
+_BARE_SUBSCRIPT = re.compile(r"_\s*(\\[A-Za-z]+|[A-Za-z0-9])")  # E_1 -> E_{1}, x_\alpha -> x_{\alpha}
 _SUBSCRIPT_TEXT = re.compile(r"\\(?:text|mathrm|textrm|rm|mbox)\s*\{([^{}]*)\}")
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
 _UNIT_WORDS = (
@@ -112,6 +213,7 @@ _UNIT_TAIL = re.compile(rf"(?<=[\d}})]){_UNIT_GAP}(?:{_UNIT_TOKEN}{_UNIT_GAP})+$
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _THIN_SPACE_THOUSANDS = re.compile(r"(?<=\d)\\,(?=\d{3}(?!\d))")
 _E_NOTATION = re.compile(r"(?<![\w\\.{])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])")
+_FULL_STOP = re.compile(r"(?<!\.)\.\s*$")  # a sentence's period, not an ellipsis
 _WORDS = re.compile(r"(?:\s+[A-Za-z]{2,})+\s*")
 _MATH_WORD = re.compile(r"\b(?:pi|sqrt|sin|cos|tan|log|ln|exp|inf|infty)\b")
 _VARIABLE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]+")
@@ -127,13 +229,15 @@ def variables(gold: str) -> set[str]:
 
 def normalise(text: str, gold_variables: set[str] | None = None) -> str:
     """`text` rewritten for parsing. With `gold_variables` it is an answer: single-letter units it
-    uses as the gold's symbols stay, and e-notation is left alone when the gold uses Euler's e."""
+    uses as the gold's symbols stay, and e-notation is left alone when the gold uses Euler's e. A
+    final period goes (golds such as "(-\\infty, 0) \\cup\\{1\\}." carry one)."""
     is_gold = gold_variables is None
     symbols = set() if is_gold else gold_variables
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + m.group().translate(_SUPERSCRIPTS) + "}", text.strip())
     for symbol, latex in _SYMBOLS.items():
         text = text.replace(symbol, latex)
     text = _ORDINAL.sub(r"\1", text)
+    text = _BARE_SUBSCRIPT.sub(r"_{\1}", text)
     text = _SUBSCRIPT.sub(_plain_subscript, text)
     text = _strip_units(text, symbols, single_letters=not is_gold)
     text = _THIN_SPACE_THOUSANDS.sub("", text).replace("{,}", ",")
@@ -141,7 +245,7 @@ def normalise(text: str, gold_variables: set[str] | None = None) -> str:
         text = text.replace(",", "")
     if is_gold or "e" not in symbols:
         text = _E_NOTATION.sub(r"\1\\times10^{\2}", text)
-    return text
+    return _FULL_STOP.sub("", text)
 
 
 def _plain_subscript(match: re.Match) -> str:
@@ -153,18 +257,110 @@ def _plain_subscript(match: re.Match) -> str:
 
 def _strip_units(text: str, symbols: set[str], single_letters: bool) -> str:
     """`text` without a unit tail after its final number, unless a stripped word is a gold symbol."""
+    tail = _unit_tail(text, symbols, single_letters)
+    return text[: tail.start()].rstrip() if tail else text
+
+
+def _unit_tail(text: str, symbols: set[str], single_letters: bool) -> re.Match | None:
+    """The unit tail `_strip_units` removes from `text`, or None."""
     match = _UNIT_TAIL.search(text)
     if not match or not text[: match.start()].strip():
-        return text
+        return None
     for token in re.finditer(_UNIT_TOKEN, match.group()):
         word = token.group("word")
         if word is None:
             continue
         if word not in _UNIT_WORDS and not _is_prose(text[: match.start()], match.group()):
-            return text
+            return None
         if word in symbols or (len(word) == 1 and not single_letters):
-            return text
-    return text[: match.start()].rstrip()
+            return None
+    return match
+
+
+# --- units, letter case and the question's wording (rules 3) ---------------------------------
+
+_UNIT_NAMES = {
+    **dict.fromkeys(("meter", "meters", "metre", "metres"), "m"),
+    **dict.fromkeys(("kilometer", "kilometers", "kilometre", "kilometres"), "km"),
+    **dict.fromkeys(("centimeter", "centimeters", "centimetre", "centimetres"), "cm"),
+    **dict.fromkeys(("millimeter", "millimeters", "millimetre", "millimetres"), "mm"),
+    **dict.fromkeys(("second", "seconds", "sec"), "s"),
+    **dict.fromkeys(("minute", "minutes"), "min"),
+    **dict.fromkeys(("hour", "hours", "hr", "hrs"), "h"),
+    **dict.fromkeys(("day", "days"), "day"),
+    **dict.fromkeys(("week", "weeks"), "week"),
+    **dict.fromkeys(("year", "years", "yr"), "year"),
+    **dict.fromkeys(("gram", "grams"), "g"),
+    **dict.fromkeys(("kilogram", "kilograms"), "kg"),
+    **dict.fromkeys(("foot", "feet"), "ft"),
+    **dict.fromkeys(("inch", "inches"), "in"),
+    **dict.fromkeys(("mile", "miles"), "mi"),
+    **dict.fromkeys(("dollar", "dollars"), "dollar"),
+    **dict.fromkeys(("cent", "cents"), "cent"),
+    **dict.fromkeys(("degree", "degrees", "deg", "circ", "\\circ"), "deg"),
+    **dict.fromkeys(("unit", "units"), "unit"),
+}
+_UNIT_WORD = re.compile(r"\\circ|[A-Za-z]+")
+_ASKED_UNIT = re.compile(  # "in meters", "(in $\\mathrm{~cm}$)", "in units of $\\text{km}$", "how many miles"
+    r"\b(?:in\s+(?:units\s+of\s+)?|how\s+many\s+)"
+    r"(?:\$?\s*\\(?:mathrm|text|rm|mbox)\s*\{\s*~?\s*(\\circ|[A-Za-z]+)|([A-Za-z]{2,}|\\circ)\b)",
+    re.IGNORECASE,
+)
+_SET_QUESTION = re.compile(  # a request for every value, not "for all values of $x$"
+    r"\b(?:find|determine|enter|list|compute|give|identify|what\s+are)\s+all\b"
+    r"|\ball\s+possible\s+(?:values|solutions)\b|separated\s+by\s+commas",
+    re.IGNORECASE,
+)
+_ORDER_QUESTION = re.compile(r"\bordered\b|\bin\s+(?:that\s+)?order\b|\brespectively\b", re.IGNORECASE)
+_FIXED_FORM = re.compile(r"\bgcd\b|greatest\s+common\s+divisor|relatively\s+prime", re.IGNORECASE)
+
+
+def answer_unit(answer: str, gold_variables: set[str]) -> str | None:
+    """The unit `normalise` strips from an answer ("6 km" -> "km", "90^\\circ" -> "deg"), named
+    canonically (meters -> m), or None."""
+    tail = _unit_tail(answer.strip(), gold_variables, single_letters=True)
+    return _canonical_unit(tail.group()) if tail else None
+
+
+def _canonical_unit(tail: str) -> str:
+    """A unit tail's words in canonical names ("\\text{ kilometers}/hr" -> "km h")."""
+    return " ".join(
+        _UNIT_NAMES.get(word, word) for word in _UNIT_WORD.findall(_SUBSCRIPT_TEXT.sub(r" \1 ", tail))
+    )
+
+
+def units_disagree(answer: str, gold: str, question: str | None) -> bool:
+    """Whether the answer's unit differs from the gold's, or, for a gold without a unit, from every
+    unit the question asks for ("in meters", "in $\\mathrm{km}$"). Unknown either way: agree."""
+    unit = answer_unit(answer, variables(gold))
+    if unit is None:
+        return False
+    gold_tail = _unit_tail(gold.strip(), set(), single_letters=True)
+    if gold_tail is not None:
+        return _canonical_unit(gold_tail.group()) != unit
+    asked = {_UNIT_NAMES.get(w, w) for pair in _ASKED_UNIT.findall(question or "") for w in pair if w}
+    asked &= set(_UNIT_NAMES.values()) | set(_UNIT_WORDS)
+    return bool(asked) and unit.split()[0] not in asked
+
+
+def letter_case_differs(answer: str, gold: str) -> bool:
+    """Whether the answer writes a one-letter symbol of the gold in the other case (t for T):
+    math-verify lowercases symbols, but T and t are different quantities."""
+    gold_letters = {v for v in variables(gold) if len(v) == 1}
+    return any(
+        v not in gold_letters and v.swapcase() in gold_letters for v in variables(answer) if len(v) == 1
+    )
+
+
+def asks_for_values(question: str | None) -> bool:
+    """Whether the question asks for a collection of values ("Find all ...", "separated by commas")
+    rather than an ordered tuple ("ordered pair", "respectively")."""
+    return bool(question) and bool(_SET_QUESTION.search(question)) and not _ORDER_QUESTION.search(question)
+
+
+def fixes_form(question: str | None) -> bool:
+    """Whether the question fixes an equation's scale ("... integers with gcd(|A|,|B|,|C|,|D|) = 1")."""
+    return bool(question) and bool(_FIXED_FORM.search(question))
 
 
 def _is_prose(head: str, tail: str) -> bool:
@@ -186,6 +382,17 @@ def repeated_list_as_tuple(text: str) -> str | None:
     if len(items) < 2 or len(set(items)) == len(items):
         return None
     return "(" + ", ".join(items) + ")"
+
+
+def list_items(text: str) -> list[str] | None:
+    """The items of a comma list (one pair of enclosing brackets dropped), or None for a single item."""
+    stripped = text.strip()
+    if stripped[:2] in ("\\{", "\\[") and stripped[-2:] in ("\\}", "\\]"):
+        stripped = stripped[2:-2]
+    elif stripped[:1] in "([{" and stripped[-1:] in ")]}":
+        stripped = stripped[1:-1]
+    items = [item.strip() for item in _TOP_LEVEL_COMMA.split(stripped)]
+    return items if len(items) >= 2 and all(items) else None
 
 
 def as_tuple(text: str) -> str:

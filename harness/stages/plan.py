@@ -42,6 +42,7 @@ class Plan:
 
 
 JUDGED_RULES = ("cem", "numeric")
+QUESTION_SCORERS = ("math",)  # scorers that read each item's question with its gold (run.json `questions`)
 
 
 def scorer_name(bench, judge: JudgeConfig | None) -> str:
@@ -49,6 +50,11 @@ def scorer_name(bench, judge: JudgeConfig | None) -> str:
     if judge is not None and bench.scorer in JUDGED_RULES:
         return f"{bench.scorer}+judge"
     return bench.scorer
+
+
+def item_questions(scorer: str, items: list[Item]) -> dict[str, str] | None:
+    """Each item's problem, for run.json's `questions`, when the scorer reads questions; else None."""
+    return {item.id: item.problem for item in items} if scorer in QUESTION_SCORERS else None
 
 
 def resolve_sampling(bench, cfg: EvalConfig, preset: Preset | None) -> Sampling:
@@ -80,6 +86,7 @@ def plan(cfg: EvalConfig) -> Plan:
         raise HarnessError(f"benchmark names repeat: {', '.join(names)}")
     requests: list[Request] = []
     sampling, datasets, prompts, answers, groups, max_inputs = {}, {}, {}, {}, {}, {}
+    questions = {}
     for bench in benchmarks:
         loaded = bench.load(cfg.data_dir)
         items = loaded.items[: cfg.limit] if cfg.limit else loaded.items
@@ -97,6 +104,8 @@ def plan(cfg: EvalConfig) -> Plan:
         datasets[bench.name] = loaded.source
         prompts[bench.name] = {"template": template, "system": cfg.system_prompt}
         answers[bench.name] = {item.id: item.answer for item in items}
+        if (asked := item_questions(scorer_name(bench, cfg.judge), items)) is not None:
+            questions[bench.name] = asked
         if bench.group_by:
             groups[bench.name] = {
                 field: {item.id: str(item.meta.get(field, "unknown")) for item in items}
@@ -153,6 +162,7 @@ def plan(cfg: EvalConfig) -> Plan:
         "packages": packages(),
         "machine": machine(),
         "answers": answers,
+        **({"questions": questions} if questions else {}),
         **({"groups": groups} if groups else {}),
         **sandbox_record(benchmarks, cfg.scoring.unsafe_no_sandbox),
         **judge_record(cfg.judge, config),

@@ -18,7 +18,7 @@ from harness.metrics import Outcome, aggregate, answer_of
 from harness.progress import progress_bar
 from harness.scoring import Scorer, exact_golds, get_scorer, timeless
 from harness.scoring.judge import JudgeConfig
-from harness.scoring.rules import accepted_answers
+from harness.scoring.rules import accepted_answers, gold_text
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
 from harness.types import Score
 
@@ -57,7 +57,25 @@ def make_scorers(
     elif judge_settings:
         raise HarnessError("--judge-* options: no benchmark of this run is judged")
     options = {"timeout": timeout, "workers": workers, "judge": judge, **config.get("scoring", {})}
-    return {b: get_scorer(name, **options) for b, name in config["scorers"].items()}
+    return {b: get_scorer(name, **options, **benchmark_options(b)) for b, name in config["scorers"].items()}
+
+
+def benchmark_options(benchmark: str) -> dict[str, Any]:
+    """What a scorer is told of its benchmark: whether its golds are measured quantities (Minerva)."""
+    from benchmarks import BENCHMARKS
+
+    known = BENCHMARKS.get(benchmark)
+    return {"measured": bool(known is not None and known.measured)}
+
+
+def scoring_golds(info: dict, benchmark: str) -> dict[str, str]:
+    """Each item's gold as its scorer gets it: with the item's question (`rules.gold_text`) where
+    run.json records questions (math benchmarks, since math rules 3), else the answer alone."""
+    answers = info["answers"][benchmark]
+    questions = info.get("questions", {}).get(benchmark)
+    if not questions:
+        return answers
+    return {i: gold_text(a, questions[i]) if i in questions else a for i, a in answers.items()}
 
 
 def score_into(
@@ -118,14 +136,15 @@ class ScoreStream:
 
     def __init__(self, run: RunDir, *, timeout=None, workers=None, on_scored: Callable[[int], None]):
         info = run.read_json(RUN)
-        self.run, self.golds, self.on_scored = run, info["answers"], on_scored
+        self.run, self.on_scored = run, on_scored
+        self.golds = {b: scoring_golds(info, b) for b in info["answers"]}
         options = {
             "timeout": timeout,
             "workers": workers or spare_cores(),
             **info["config"].get("scoring", {}),
         }
         self.scorers = {
-            b: get_scorer(name, persistent=True, **options)
+            b: get_scorer(name, persistent=True, **options, **benchmark_options(b))
             for b, name in info["config"]["scorers"].items()
             if timeless(name)
         }
@@ -210,7 +229,7 @@ def score_run(
                     run,
                     scorers[benchmark],
                     gens,
-                    info["answers"][benchmark],
+                    scoring_golds(info, benchmark),
                     previous,
                     on_scored=lambda n: bar.advance(task, n),
                 )

@@ -1,0 +1,198 @@
+r"""Differential test of the math scorer's rules: the working tree's rules against an older commit's,
+on (answer, gold) pairs generated from the real benchmark golds and questions.
+
+    python scripts/math_rules_differential.py ../shared/data --against 8e5d858 [--out DIR] [--limit N]
+
+Every gold of MATH-500, OlympiadBench, Minerva, AMC23 and AIME 24/25 gets answers in the shapes a
+model writes (boxed, after "the answer is", bare, a bold value ending the last line, a closing
+"Therefore ..." sentence, the last equation before an empty "... is:", a value after a label, the
+"So we get x" endings of unfinished work), each once right and once wrong; numbers also get
+rounded and more precise forms, lists their reorderings, subscripts their brace forms, equations a
+multiple, symbols their other case and numbers a unit; MATH-500's reference solutions come whole
+and with their box unwrapped. The older rules score the plain golds, as their runs did; the new ones
+get each item's question with its gold, as new runs do. Every changed verdict is classified by the
+rule that moved it and written to DIR/changed.jsonl; the counts per class are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from benchmarks import BENCHMARKS
+from harness.data import read_rows
+from harness.scoring.math import MathScorer
+from harness.scoring.rules import gold_text
+
+SETS = ("math500", "olympiadbench", "minerva", "amc23", "aime24", "aime25")
+WORK = "We set up the equations and simplify step by step.\n\n"
+OLD_SCORER = """
+import json, sys
+from harness.scoring.math import MathScorer
+pairs = json.load(open(sys.argv[1]))
+scores = dict(MathScorer(workers=2).score([p["answer"] for p in pairs], [p["gold"] for p in pairs]))
+json.dump([vars(scores[i]) for i in range(len(pairs))], open(sys.argv[2], "w"))
+"""
+
+
+def shapes(value: str) -> dict[str, str]:
+    """The answer `value` written in each final-answer shape (name -> response text)."""
+    return {
+        "boxed": f"{WORK}So the answer is $\\boxed{{{value}}}$.",
+        "phrase": f"{WORK}The final answer is ${value}$.",
+        "whole": f"${value}$",
+        "bold_end": f"{WORK}Adding the two parts, the result = **{value}**",
+        "closing_sentence": f"{WORK}Therefore, the required quantity is ${value}$.",
+        "closing_equation": f"{WORK}Thus, $Q = {value}$.",
+        "lead_in": f"{WORK}$Q = {value}$\n\n**Therefore, the value of $Q$ is:**",
+        "label": f"{WORK}Final answer: The required quantity \\(Q\\) is ${value}$",
+        "so_we_get": f"{WORK}So we get ${value}$",
+        "we_have": f"{WORK}Therefore, we have $Q = {value}$",
+    }
+
+
+def wrong(gold: str, others: list[str]) -> str:
+    """A near miss of `gold`: the next integer, else the first other gold of its benchmark that is
+    not the same text (a real answer of the same kind, where `gold+1` would not be a value)."""
+    stripped = gold.strip()
+    if re.fullmatch(r"-?\d+", stripped):
+        return str(int(stripped) + 1)
+    return next(o for o in others if o.strip().replace(" ", "") != stripped.replace(" ", ""))
+
+
+def variants(gold: str) -> dict[str, str]:
+    """Rewritings of `gold` that the rules may judge differently (name -> answer value)."""
+    found: dict[str, str] = {}
+    number = re.fullmatch(r"-?\d+(?:\.\d+)?", gold.strip())
+    if number:
+        g = float(gold)
+        found["rounded_off"] = f"{g - 0.07:.2f}"  # 165.93 for 166
+        found["half_off"] = f"{g - 0.5:g}"  # 35.5 for 36
+        found["one_more_digit"] = gold.strip() + ("4" if "." in gold else ".4")
+        found["unit_m"] = f"{gold} \\text{{ m}}"
+        found["unit_km"] = f"{gold} \\text{{ km}}"
+    items = [i.strip() for i in re.split(r",(?![^({\[]*[)}\]])", gold) if i.strip()]
+    if len(items) > 1 and "=" not in gold and gold.strip()[:1] not in "([{\\":
+        found["reversed_list"] = ", ".join(reversed(items))
+    if re.search(r"_\{[A-Za-z0-9]\}", gold):
+        found["bare_subscripts"] = re.sub(r"_\{([A-Za-z0-9])\}", r"_\1", gold)
+    if re.fullmatch(r"[^=]+=\s*0", gold.strip()):
+        found["equation_multiple"] = f"4\\left({gold.split('=')[0]}\\right)=0"
+    letters = re.findall(r"(?<![\\A-Za-z])[A-Za-z](?![A-Za-z])", re.sub(r"\\text\{[^{}]*\}", "", gold))
+    if letters:
+        found["other_case"] = re.sub(
+            rf"(?<![\\A-Za-z]){letters[0]}(?![A-Za-z])", letters[0].swapcase(), gold, count=1
+        )
+    return found
+
+
+def pairs(data_dir: Path, limit: int | None) -> list[dict]:
+    """Every generated pair: benchmark, item, kind, answer, gold, question."""
+    found = []
+    for name in SETS:
+        items = BENCHMARKS[name].load(data_dir).items[:limit]
+        for n, item in enumerate(items):
+            others = [i.answer for i in items[n + 1 :] + items[:n]]
+            answers = {f"right/{k}": v for k, v in shapes(item.answer).items()}
+            answers |= {f"wrong/{k}": v for k, v in shapes(wrong(item.answer, others)).items()}
+            answers |= {f"variant/{k}": f"$\\boxed{{{v}}}$" for k, v in variants(item.answer).items()}
+            for kind, answer in answers.items():
+                found.append({"benchmark": name, "item": item.id, "kind": kind, "answer": answer})
+                found[-1] |= {"gold": item.answer, "question": item.problem}
+    golds = {item.id: item for item in BENCHMARKS["math500"].load(data_dir).items}
+    for _, row in list(read_rows(data_dir / "math500" / "test.jsonl"))[:limit]:
+        item = golds[row["unique_id"]]
+        unboxed = re.sub(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}", r"\1", row["solution"])
+        for kind, answer in (("solution/whole", row["solution"]), ("solution/unboxed", unboxed)):
+            found.append({"benchmark": "math500", "item": item.id, "kind": kind, "answer": answer})
+            found[-1] |= {"gold": item.answer, "question": item.problem}
+    return found
+
+
+def new_scores(found: list[dict]) -> list[dict]:
+    """The working tree's verdicts, each benchmark with its own setting and each gold with its question."""
+    results: list[dict] = [{}] * len(found)
+    for name in SETS:
+        index = [i for i, p in enumerate(found) if p["benchmark"] == name]
+        scorer = MathScorer(workers=2, measured=BENCHMARKS[name].measured)
+        golds = [gold_text(found[i]["gold"], found[i]["question"]) for i in index]
+        for j, score in scorer.score([found[i]["answer"] for i in index], golds):
+            results[index[j]] = vars(score)
+    return results
+
+
+def old_scores(found: list[dict], revision: str) -> list[dict]:
+    """The verdicts of the rules at `revision` (its `harness` package, run in a child process)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "archive", revision, "harness"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        Path(tmp, "pairs.json").write_text(
+            json.dumps([{"answer": p["answer"], "gold": p["gold"]} for p in found])
+        )
+        env_path = {"PYTHONPATH": tmp, "PATH": "/usr/bin:/bin"}
+        check = "import harness, sys; assert harness.__file__.startswith(sys.argv[1]), harness.__file__"
+        subprocess.run([sys.executable, "-c", check, tmp], cwd=tmp, env=env_path, check=True)
+        subprocess.run(
+            [sys.executable, "-c", OLD_SCORER, "pairs.json", "out.json"], cwd=tmp, env=env_path, check=True
+        )
+        return json.loads(Path(tmp, "out.json").read_text())
+
+
+def shape_of(pair: dict, old: dict, new: dict) -> str:
+    """The issue-38 shape (or other rule) that moved a verdict, read from the new rules' details."""
+    method, source = new["details"].get("method"), new["details"].get("source")
+    if method in ("unit", "case", "multiset", "form"):
+        return {"unit": "6 units", "case": "6 case", "multiset": "3 multiset", "form": "5 fixed form"}[method]
+    if old["details"].get("method") == "decimal" and new["value"] < old["value"]:
+        return "2 exact rounding"
+    if old["extracted"] is None or source == "closing" or old["extracted"] != new["extracted"]:
+        return "1 extraction"
+    if "_" in (new["extracted"] or ""):
+        return "4 subscripts"
+    return "other"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dir", type=Path)
+    parser.add_argument("--against", required=True, help="the commit whose rules are compared")
+    parser.add_argument("--out", type=Path, default=Path("differential"))
+    parser.add_argument("--limit", type=int, default=None, help="items per benchmark (a quick look)")
+    args = parser.parse_args()
+    found = pairs(args.data_dir, args.limit)
+    print(f"{len(found)} pairs", flush=True)
+    old, new = old_scores(found, args.against), new_scores(found)
+    changed = []
+    for pair, before, after in zip(found, old, new, strict=True):
+        if before["value"] != after["value"]:
+            shape = shape_of(pair, before, after)
+            changed.append(
+                {**pair, "question": pair["question"][:300], "shape": shape, "old": before, "new": after}
+            )
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / "changed.jsonl", "w") as f:
+        for record in changed:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    counts = Counter(
+        (c["shape"], c["kind"].split("/")[0], f"{c['old']['value']:g}->{c['new']['value']:g}")
+        for c in changed
+    )
+    print("credited by the old and the new rules, per kind of answer:")
+    for kind in sorted({p["kind"] for p in found}):
+        index = [i for i, p in enumerate(found) if p["kind"] == kind]
+        credited = [sum(s[i]["value"] for i in index) for s in (old, new)]
+        print(f"  {kind:28} {credited[0]:6.0f} {credited[1]:6.0f} of {len(index)}")
+    print(f"{len(changed)} of {len(found)} verdicts changed")
+    for (shape, kind, move), n in sorted(counts.items()):
+        print(f"  {shape:18} {kind:9} {move}: {n}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
