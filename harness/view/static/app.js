@@ -398,8 +398,10 @@
       }));
     }
     show(el("h1", {}, "Item " + left.item_id), el("div", { class: "pair" },
-      el("div", { class: "side-base" }, el("h2", {}, "Base: " + nameA), others(rowsA, left), sampleView(left, true)),
-      el("div", { class: "side-candidate" }, el("h2", {}, "Candidate: " + nameB), others(rowsB, right), sampleView(right, true))));
+      el("div", { class: "side-base" }, el("h2", {}, "Base: " + nameA + ", sample " + left.sample_idx), others(rowsA, left),
+        sampleView(left, true)),
+      el("div", { class: "side-candidate" }, el("h2", {}, "Candidate: " + nameB + ", sample " + right.sample_idx),
+        others(rowsB, right), sampleView(right, true))));
   }
 
   // --- training runs ------------------------------------------------------------------------------
