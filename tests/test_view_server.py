@@ -74,7 +74,9 @@ def test_every_page_reads_the_runs_and_writes_nothing(runs, tmp_path, served):
     for path in ("/", "/api/index", "/api/run/0/bench/0/sample/3", "/api/compare/0/1", "/api/run/3/step/1"):
         assert get(served, path)[0] == 200, path
     assert snapshot(runs) == before
-    # the bundle holds each answer as a script that hands the page its JSON
+    # the bundle's page carries the server's Content-Security-Policy; each answer is a script that hands
+    # the page its JSON
+    assert "script-src 'self'" in (tmp_path / "bundle" / "index.html").read_text()
     shard = (tmp_path / "bundle" / "data" / "run" / "0" / "bench" / "0" / "rows.js").read_text()
     assert shard.startswith('harnessData("run/0/bench/0/rows", ')
     assert json.loads(shard[shard.index(", ") + 2 : -3]) == answers["run/0/bench/0/rows"]

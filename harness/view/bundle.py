@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from harness import HarnessError
-from harness.view.server import MODE, STATIC
+from harness.view.server import MODE, POLICY, STATIC
 from harness.view.site import Site
 
 MARK = "harness-view-bundle.txt"  # a folder with it is a bundle this command may replace
@@ -33,7 +33,11 @@ def write_bundle(site: Site, out: Path) -> int:
         shutil.rmtree(out / old, ignore_errors=True)
     shutil.copytree(STATIC, out / "static", ignore=shutil.ignore_patterns("index.html", "__pycache__"))
     (out / "static" / MODE).write_text('window.HARNESS_MODE = "bundle";\n')
-    shutil.copyfile(STATIC / "index.html", out / "index.html")
+    page = (STATIC / "index.html").read_text()
+    policy = f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+    (out / "index.html").write_text(
+        page.replace('<meta charset="utf-8">', f'<meta charset="utf-8">\n{policy}', 1)
+    )
     count = 0
     for path in site.paths():
         try:
