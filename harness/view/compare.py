@@ -20,6 +20,8 @@ def regression(base: EvalRun, candidate: EvalRun, alpha: float = 0.05) -> dict[s
         report = as_json(*compare_runs(base.path, candidate.path, alpha=alpha))
     except HarnessError as e:  # a run without scores
         report = {"exit_code": 2, "comparisons": [], "messages": [str(e)]}
+    except (KeyError, TypeError, ValueError) as e:  # a run.json regress cannot read (not a missing page)
+        report = {"exit_code": 2, "comparisons": [], "messages": [f"harness regress cannot compare: {e!r}"]}
     report["verdict"] = CODES.get(report["exit_code"], str(report["exit_code"]))
     report["flips"] = [flips(base, candidate, b) for b in base.benchmarks if b in candidate.benchmarks]
     return report
