@@ -4,11 +4,11 @@
     python3 scripts/gpu_check.py --wheels .whl --out OUT    # there, from the repository root
     python scripts/gpu_check.py --device cpu --out OUT      # anywhere the project is installed (CI does)
 
-Checks, each a subprocess with a time limit, run from a scratch folder so that the installed package (the
-wheel with --wheels) is what runs:
+Checks, each a subprocess with a time limit, run from a scratch folder (--work, new or empty) with the
+wheels' packages (--wheels), else this repository, first on the import path:
 
-1. `install` (with --wheels): the wheels into a temporary folder with pip --no-index --no-deps, put first on
-   the import path of every check (the machine's torch and transformers are used as they are);
+1. `install` (with --wheels): the wheels into WORK/site-packages with pip --no-index --no-deps (the machine's
+   torch and transformers are used as they are); it warns if the project's wheel is not the working tree;
 2. `env`: the versions, the device (with --device cuda: CUDA must be usable, else the check stops there),
    and every module the checks need imported, TRL's GRPOTrainer included;
 3. `tiny-model`: `harness tiny-model --no-thinking`, the deterministic tiny random model, offline;
@@ -207,6 +207,8 @@ def main() -> int:
 
     out = (args.out or Path(tempfile.mkdtemp(prefix="gpu-check-"))).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if args.work is not None and args.work.exists() and any(args.work.iterdir()):
+        parser.error(f"--work {args.work} is not empty: its runs would resume instead of training")
     scratch = tempfile.TemporaryDirectory(prefix="gpu-check-work-") if args.work is None else None
     work = Path(scratch.name) if scratch else args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
