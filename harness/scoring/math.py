@@ -25,6 +25,7 @@ from harness.scoring.latex import last_boxed
 from harness.scoring.math_text import (
     as_tuple,
     asks_for_values,
+    assigned_value,
     decimal,
     final_answer,
     fixes_form,
@@ -94,6 +95,8 @@ def verify_pair(payload: tuple) -> dict:
 def _judge(candidate: str, gold: str, question: str | None, measured: bool) -> tuple[bool, str, str]:
     """(right, canonical answer, method) for one accepted gold; the method names the rule that decided."""
     gold_text, text = normalise(gold), normalise(candidate, variables(gold))
+    if "=" not in gold_text and (value := assigned_value(text)) is not None:
+        text = value  # "Q = 28800" answers 28800: its right side is compared (and its letters' case)
     if units_disagree(candidate, gold, question):
         return False, text, "unit"
     if (ordered_gold := repeated_list_as_tuple(gold_text)) is not None:

@@ -26,7 +26,7 @@ _DELIMITED = re.compile(  # $$x$$, $x$ (where \$ is a dollar sign), \(x\), \[x\]
 _SENTENCE_END = re.compile(r"\.(?!\d)\s|\.$|\n")
 _BOLD = re.compile(r"\*\*([^*\n]+?)\*\*")
 _TEXTBF = re.compile(r"\\textbf\s*\{([^{}]*)\}")
-_TEXT_GROUP = re.compile(r"\\(?:text|mathrm|textrm|mbox|operatorname)\s*\{[^{}]*\}")
+_TEXT_GROUP = re.compile(r"\\(?:text|mathrm|textrm|mbox|operatorname|begin|end)\s*\{[^{}]*\}")
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 
 
@@ -86,6 +86,8 @@ def _after_phrase(rest: str) -> str | None:
 _MATH_SPAN = r"(?:\$\$.+?\$\$|(?<!\\)\$(?:\\.|[^$\\])+?\$|\\\(.+?\\\)|\\\[.+?\\\])"
 _NUMBER = r"[-+−]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?"
 _HEDGE = r"(?:(?:approximately|about|around|roughly|exactly|equal\s+to|only|just|now|then|=|\\approx)\s*)*"
+_ASSIGNMENT = re.compile(r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{[^{}]*\})?\s*=\s*([^=<>]+)")
+_TOP_LEVEL_EQUALS = re.compile(r"=(?![^{]*\})")
 _STATED = re.compile(
     r"(?:^|\s)(?:is|are|was|were|equals|has|have|had|costs|measures|must\s+be|will\s+be|would\s+be)\s+"
     rf"{_HEDGE}(?P<value>{_MATH_SPAN}|{_NUMBER})(?:\s+[A-Za-z][A-Za-z/.^\-]*){{0,4}}\s*[.!]?\s*$",
@@ -170,10 +172,14 @@ def _stated_value(sentence: str) -> str | None:
 
 
 def _value(text: str) -> str | None:
-    """`text` as an answer when it is a short expression rather than prose, else None."""
+    """`text` as an answer when it is a short expression rather than prose, else None; a chain of
+    arithmetic ends in its value ("2\\cdot5!\\cdot5! = 28800" -> "28800")."""
     text = text.strip().strip("$").strip().rstrip(".").strip()
     if not text or len(text) > 100 or "\n" in text or _PROSE_WORD.search(_TEXT_GROUP.sub("", text)):
         return None
+    members = _TOP_LEVEL_EQUALS.split(text)
+    if len(members) > 1 and not any(variables(m) for m in members[:-1]):
+        return members[-1].strip() or None
     return text
 
 
@@ -382,6 +388,12 @@ def repeated_list_as_tuple(text: str) -> str | None:
     if len(items) < 2 or len(set(items)) == len(items):
         return None
     return "(" + ", ".join(items) + ")"
+
+
+def assigned_value(text: str) -> str | None:
+    """The right side of a one-symbol assignment ("Q = 10,\\!080", "x_{1} = p - q"), else None."""
+    match = _ASSIGNMENT.fullmatch(text.strip())
+    return match.group(1).strip() if match else None
 
 
 def list_items(text: str) -> list[str] | None:
