@@ -37,7 +37,7 @@ FIND_ALL = (
     "Find all positive integers $n$ such that $n^2 - 19n + 99$ is a perfect square. Enter all solutions."
 )
 DETERMINE = "Determine the values of $w, d, a$ and $b$ if the total points are $w W + d D + a A + b B$."
-FAR = "A cyclist rides for 15 minutes at constant speed. How far, in meters, does she ride?"
+FAR = "A ball rolls for 3 seconds at a constant 2 meters per second. How far, in meters, does it roll?"
 ANGLE = r"Find the angle of refraction, in degrees."
 FIELD = "Find the magnetic field in the gap, in terms of $T$, the period."
 
@@ -190,6 +190,18 @@ RESPONSES = [
         "So the plane is $\\boxed{5x - 7y + 11z + 4 = 0}$.",
         gold_text("5x - 7y + 11z + 4 = 0", PLANE),
         1.0,
+    ),
+    (
+        "The quartic factors as $(n - 1)^2 (n - 3)(n - 16)$, so the root $n = 1$ is double.\n\n"
+        "Hence the solutions are $\\boxed{1, 3, 16}$.",
+        gold_text("1,1,3,16", FIND_ALL),
+        0.0,  # the double root is missing
+    ),
+    (
+        "Distance is speed times time: $2 \\times 3 = 6$.\n\n"
+        "So the ball rolls a distance of $\\boxed{6 \\text{ km}}$.",
+        gold_text("6", FAR),
+        0.0,  # the question asks for meters
     ),
 ]
 
