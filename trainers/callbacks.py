@@ -102,14 +102,15 @@ class EvalEveryCallback(TrainerCallback):
     `eval_every` (and the last one) into OUT/evals/step-N, and records the results in metrics.jsonl.
     A failed evaluation is recorded, and training goes on."""
 
-    def __init__(self, config: Any, evaluate: Callable[[Any, str, Path], None]):
+    def __init__(self, config: Any, evaluate: Callable[[Any, str, Path], None], initial: str | None = None):
         self.config = config
         self.evaluate = evaluate
+        self.initial = initial or config.model  # the model step 0 trains: the cold start's, if any
         self.metrics = MetricsJsonlCallback(Path(config.out) / "metrics.jsonl")
 
     def on_train_begin(self, args, state, control, **kwargs):
         if state.is_world_process_zero and state.global_step == 0:
-            self._evaluate(0, self.config.model)
+            self._evaluate(0, self.initial)
 
     def on_save(self, args, state, control, **kwargs):
         step = state.global_step

@@ -88,12 +88,19 @@ class TrainConfig:
     report_to: tuple[str, ...] = ("tensorboard",)  # add "wandb" to log there too
     trl: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)  # the method's own settings (SPELL's m, L, ...)
+    # supervised fine-tuning on demonstrations of the method's roles before self-play (trainers/coldstart/);
+    # None: off (the papers), {}: on with ColdStartOptions' defaults
+    cold_start: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         check(type(self), vars(self), name=str)  # named as in the config file and --set
         clash = OWNED_TRL_FIELDS & set(self.trl)
         if clash:
             raise HarnessError(f"set {sorted(clash)} as top-level keys, not under `trl:`")
+        if self.cold_start is not None:
+            from trainers.coldstart.options import ColdStartOptions
+
+            ColdStartOptions.from_mapping(self.cold_start)
         if self.judge is not None and "model" not in self.judge:
             raise HarnessError("judge settings need a model (judge: {model: ...} or --judge-model)")
         if self.eval_every is not None:
@@ -111,6 +118,8 @@ class TrainConfig:
         values = {k: v for k, v in dataclasses.asdict(self).items() if k != "data_dir"}
         if not self.options:  # runs from before methods had options keep their hash
             del values["options"]
+        if self.cold_start is None:  # and those from before the cold start
+            del values["cold_start"]
         if self.judge:  # who judges and how, not where or how fast it is served
             values["judge"] = {k: v for k, v in self.judge.items() if k in JUDGE_IDENTITY}
         return values
@@ -137,9 +146,9 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> TrainConfig:
     for key, value in overrides.items():
         if value is None:
             continue
-        if key.startswith(("trl.", "options.")):
+        if key.startswith(("trl.", "options.", "cold_start.")):
             group, _, name = key.partition(".")
-            values.setdefault(group, {})[name] = value
+            values[group] = {**(values.get(group) or {}), name: value}
         elif key == "judge":  # the command line's judge settings amend the file's
             values["judge"] = {**(values.get("judge") or {}), **value}
         else:

@@ -73,6 +73,12 @@ class Method:
         return {}
 
     @classmethod
+    def demonstrations(cls, config: Any, tokenizer: Any, examples: int) -> list:
+        """The cold start's demonstrations of every role (`trainers/coldstart/`), `examples` per (role,
+        task) before the contamination check."""
+        raise HarnessError(f"method {cls.name!r} has no cold-start demonstrations; remove cold_start:")
+
+    @classmethod
     def rows_per_step(cls, config: Any) -> int:
         """Rows one process trains per step: TRL's `per_device_train_batch_size`."""
         return config.prompts_per_step * config.num_generations

@@ -9,13 +9,10 @@ the initial model).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
-import warnings
-from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -28,11 +25,14 @@ from trainers.callbacks import (
     SamplesJsonlCallback,
     StepLineCallback,
 )
+from trainers.coldstart.options import ColdStartOptions
+from trainers.coldstart.sft import FOLDER as COLD_START_FOLDER
+from trainers.coldstart.sft import check_cold_start, cold_start_model
 from trainers.config import TrainConfig
 from trainers.data import dataset_rows
+from trainers.quiet import quiet_libraries
 
 CONFIG_FILE = "train.json"
-LIBRARIES = r"(transformers|trl|accelerate|torch)\b"  # whose FutureWarnings `quiet_libraries` hides
 
 
 def method_class(config: TrainConfig) -> type:
@@ -120,17 +120,22 @@ def train(config: TrainConfig) -> Path:
     from trainers.trainer import MethodGRPOTrainer
 
     method_class(config).resolved_options(config)  # a bad option stops the run before anything loads
+    check_cold_start(config, method_class(config))
     resume = check_out_dir(config)
     rows, scorer = training_rows(config)
     args = grpo_args(config)
     sandbox = code_sandbox(scorer)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
+    cold = {"cold_start": COLD_START_FOLDER} if config.cold_start is not None else {}
     (out / CONFIG_FILE).write_text(
-        json.dumps({"hash": config.hash, "config": config.identity, "scorer": scorer, **sandbox}, indent=2)
+        json.dumps(
+            {"hash": config.hash, "config": config.identity, "scorer": scorer, **sandbox, **cold}, indent=2
+        )
         + "\n"
     )
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # read by transformers' callback
+    model = cold_start_model(config, method_class(config)) or config.model
     method = make_method(config, scorer)
     callbacks = [
         MetricsJsonlCallback(out / "metrics.jsonl", resumed_at=_step_of(resume)),
@@ -138,10 +143,10 @@ def train(config: TrainConfig) -> Path:
         FinalCheckpointCallback(),
     ]
     if config.eval_every:
-        callbacks.append(EvalEveryCallback(config, evaluate_checkpoint))
+        callbacks.append(EvalEveryCallback(config, evaluate_checkpoint, model))
     with quiet_libraries():
         trainer = MethodGRPOTrainer(
-            model=config.model,
+            model=model,
             args=args,
             train_dataset=Dataset.from_list(rows),
             method=method,
@@ -150,26 +155,6 @@ def train(config: TrainConfig) -> Path:
         one_line_per_step(trainer, max(1, config.max_steps // 10))
         trainer.train(resume_from_checkpoint=resume)
     return out
-
-
-@contextlib.contextmanager
-def quiet_libraries() -> Iterator[None]:
-    """Within: transformers logs errors only, without progress bars, and the FutureWarnings and
-    DeprecationWarnings of transformers, TRL, accelerate and torch are not shown; restored after."""
-    from transformers.utils import logging
-
-    verbosity, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
-    logging.set_verbosity_error()
-    logging.disable_progress_bar()
-    try:
-        with warnings.catch_warnings():
-            for category in (FutureWarning, DeprecationWarning):
-                warnings.filterwarnings("ignore", category=category, module=LIBRARIES)
-            yield
-    finally:
-        logging.set_verbosity(verbosity)
-        if bars:
-            logging.enable_progress_bar()
 
 
 def one_line_per_step(trainer: Any, every: int) -> None:
@@ -255,6 +240,9 @@ def describe(config: TrainConfig) -> dict[str, Any]:
     options = method_class(config).resolved_options(config)
     return {
         "config": asdict(config),
+        "cold_start": None
+        if config.cold_start is None
+        else asdict(ColdStartOptions.from_mapping(config.cold_start)),
         "hash": config.hash,
         "options": options,
         "trl": {k: getattr(args, k) for k in keys},

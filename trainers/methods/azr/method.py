@@ -44,6 +44,7 @@ from trainers.rollout import Rollout
 
 TASKS = prompts.TASKS
 IDENTITY = "identity"  # `dataset:` for the paper's zero triplet; else a seed file (JSONL of tasks)
+LIBRARY = "library"  # `dataset:` for the cold-start library's tasks (library.py), a richer seed
 RESAMPLES = 8  # reference draws tried before a proposer prompt is cut to fit `max_prompt_tokens`
 
 
@@ -143,11 +144,7 @@ class AzrMethod(Method):
         self, buffers: TaskBuffers, options: AzrOptions, batch_size: int, seed: int = 0, executor=None
     ):
         self.options, self.batch_size, self.buffers = options, batch_size, buffers
-        self.executor = executor or Executor(
-            Limits(wall=options.timeout, cpu=options.timeout, memory_mb=LIMITS.memory_mb),
-            cache=options.answer_cache,
-            accept_none=options.accept_none,
-        )
+        self.executor = executor or _executor(options)
         self.rng = random.Random(seed)
         self.answers_seen: Counter[str] = Counter()  # solver answers so far, for answer diversity
         self._metrics: dict[str, float] = {}
@@ -157,9 +154,17 @@ class AzrMethod(Method):
     @classmethod
     def from_config(cls, config: Any, reward: Any = None) -> AzrMethod:
         options = AzrOptions.from_mapping(dict(config.options))
-        return cls(
-            seed_buffers(config.dataset, options.max_programs), options, config.prompts_per_step, config.seed
-        )
+        executor = _executor(options)
+        buffers = seed_buffers(config.dataset, options.max_programs, executor)
+        return cls(buffers, options, config.prompts_per_step, config.seed, executor)
+
+    @classmethod
+    def demonstrations(cls, config: Any, tokenizer: Any, examples: int) -> list:
+        from trainers.methods.azr.coldstart import AzrDemonstrations, library_tasks
+
+        options = AzrOptions.from_mapping(dict(config.options))
+        tasks = library_tasks(_executor(options))
+        return AzrDemonstrations(tasks, options, config.seed).build(examples)
 
     @classmethod
     def resolved_options(cls, config: Any) -> dict[str, Any]:
@@ -455,15 +460,31 @@ class AzrMethod(Method):
         self.answers_seen = Counter(state["answers"])
 
 
-def seed_buffers(dataset: str, max_programs: int) -> TaskBuffers:
-    """The paper's zero triplet (`dataset: identity`), or the tasks of a seed file."""
+def seed_buffers(dataset: str, max_programs: int, executor: Executor | None = None) -> TaskBuffers:
+    """The paper's zero triplet (`dataset: identity`), the cold-start library's tasks with outputs the
+    `executor` computes (`dataset: library`, a richer seed), or the tasks of a seed file."""
     if dataset == IDENTITY:
         return TaskBuffers(max_programs=max_programs)
+    if dataset == LIBRARY:
+        if executor is None:
+            return TaskBuffers(max_programs=max_programs)  # only checking the setting
+        from trainers.methods.azr.coldstart import library_seed
+
+        return TaskBuffers(library_seed(executor), max_programs)
     if not Path(dataset).is_file():
         raise HarnessError(
-            f"Absolute Zero seeds from `dataset: {IDENTITY}` or a JSONL seed file; {dataset} is neither"
+            f"Absolute Zero seeds from `dataset: {IDENTITY}`, `dataset: {LIBRARY}` or a JSONL seed file; "
+            f"{dataset} is none of them"
         )
     return TaskBuffers(read_seed_file(dataset), max_programs)
+
+
+def _executor(options: AzrOptions) -> Executor:
+    return Executor(
+        Limits(wall=options.timeout, cpu=options.timeout, memory_mb=LIMITS.memory_mb),
+        cache=options.answer_cache,
+        accept_none=options.accept_none,
+    )
 
 
 def _with_answer(item: Check, answer: str) -> Check:

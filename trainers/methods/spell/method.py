@@ -172,6 +172,14 @@ class SpellMethod(Method):
         )
 
     @classmethod
+    def demonstrations(cls, config: Any, tokenizer: Any, examples: int) -> list:
+        from trainers.methods.spell.coldstart import SpellDemonstrations
+        from trainers.methods.spell.corpus.dataset import load_clusters
+
+        options = SpellOptions.from_mapping(dict(config.options))
+        return SpellDemonstrations(load_clusters(config.dataset), options, config.seed).build(examples)
+
+    @classmethod
     def resolved_options(cls, config: Any) -> dict[str, Any]:
         return asdict(SpellOptions.from_mapping(dict(config.options)))
 
