@@ -56,7 +56,7 @@ def test_dry_run_prints_the_resolved_options(tmp_path):
         (["--set", "options.template=raw"], "options.template must be one of r1, chat, got 'raw'"),
         (["--set", "options.mc_samples=0"], "options.mc_samples must be at least 1, got 0"),
         (["--set", "options.solver_lag=2"], "options.solver_lag must be at least 0 and at most 1, got 2"),
-        (["--dataset", "missing-seeds.jsonl"], "Absolute Zero seeds from `dataset: identity` or a JSONL"),
+        (["--dataset", "missing-seeds.jsonl"], "Absolute Zero seeds from `dataset: identity`, `dataset: library` or a JSONL"),
     ],
 )
 def test_bad_options_are_refused_before_anything_loads(tmp_path, extra, message):
