@@ -21,6 +21,7 @@ import yaml
 from harness import HarnessError
 from harness.scoring.judge import IDENTITY as JUDGE_IDENTITY
 from harness.settings import check, setting
+from trainers.names import check_method
 
 # Ours: set on the GRPOConfig we build, so `trl:` may not set them
 OWNED_TRL_FIELDS = {
@@ -132,8 +133,14 @@ class TrainConfig:
 FIELDS = {f.name: f for f in fields(TrainConfig)}
 
 
-def load_config(path: Path | None, overrides: dict[str, Any]) -> TrainConfig:
-    """Defaults < the YAML file at `path` < `overrides` (None values in overrides are ignored)."""
+REQUIRED = ("method", "model", "dataset", "out")
+DRY_RUN_OUT = "(none: a dry run writes nothing)"  # `out` of a dry run given no --out
+
+
+def load_config(path: Path | None, overrides: dict[str, Any], *, dry_run: bool = False) -> TrainConfig:
+    """Defaults < the YAML file at `path` < `overrides` (None values in overrides are ignored).
+
+    A dry run needs no `out` (it writes nothing): without one, `out` is `DRY_RUN_OUT`."""
     values: dict[str, Any] = {}
     if path is not None:
         try:
@@ -156,7 +163,11 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> TrainConfig:
     unknown = sorted(set(values) - set(FIELDS))
     if unknown:
         raise HarnessError(f"unknown config keys {unknown}; valid keys: {', '.join(FIELDS)}")
-    missing = [k for k in ("method", "model", "dataset", "out") if k not in values]
+    if "method" in values:  # before the other keys: `harness train foo` names the method, not --out
+        check_method(values["method"])
+    if dry_run:
+        values.setdefault("out", DRY_RUN_OUT)
+    missing = [k for k in REQUIRED if k not in values]
     if missing:
         raise HarnessError(f"missing {missing}: give them on the command line or in the config file")
     for key in ("eval_benchmarks", "report_to"):

@@ -30,6 +30,7 @@ from trainers.coldstart.sft import FOLDER as COLD_START_FOLDER
 from trainers.coldstart.sft import check_cold_start, cold_start_model
 from trainers.config import TrainConfig
 from trainers.data import dataset_rows
+from trainers.names import check_method
 from trainers.quiet import quiet_libraries
 
 CONFIG_FILE = "train.json"
@@ -38,8 +39,7 @@ CONFIG_FILE = "train.json"
 def method_class(config: TrainConfig) -> type:
     from trainers.methods import METHODS
 
-    if config.method not in METHODS:
-        raise HarnessError(f"unknown method {config.method!r}; available: {', '.join(METHODS)}")
+    check_method(config.method)
     return METHODS[config.method]
 
 
@@ -155,6 +155,14 @@ def train(config: TrainConfig) -> Path:
         one_line_per_step(trainer, max(1, config.max_steps // 10))
         trainer.train(resume_from_checkpoint=resume)
     return out
+
+
+def is_main_process() -> bool:
+    """Whether this process reports for the run: the only one, or the main one of several (accelerate's
+    rank 0; every process trains, one says so)."""
+    from accelerate import PartialState
+
+    return PartialState().is_main_process
 
 
 def one_line_per_step(trainer: Any, every: int) -> None:

@@ -10,6 +10,7 @@ import typer
 from harness.cli.app import app
 from harness.cli.options import DATA_DIR, JUDGE, config_options
 from harness.progress import console
+from trainers.names import METHOD_NAMES
 
 
 @app.command("train")
@@ -17,12 +18,14 @@ from harness.progress import console
 def train_command(
     run: dict[str, Any],
     judge: dict[str, Any],
-    method: Annotated[str, typer.Argument(help="Method: grpo.")],
+    method: Annotated[str, typer.Argument(help=f"Method: {', '.join(METHOD_NAMES)}.")],
     model: Annotated[str | None, typer.Option(help="Model folder or Hub id to start from.")] = None,
     dataset: Annotated[
         str | None, typer.Option(help="Benchmark name, jsonl:PATH (or PATH.jsonl) or lm-eval:TASK.")
     ] = None,
-    out: Annotated[str | None, typer.Option(help="Run folder; the same config on it resumes.")] = None,
+    out: Annotated[
+        str | None, typer.Option(help="Run folder; the same config on it resumes. Not needed by --dry-run.")
+    ] = None,
     config: Annotated[Path | None, typer.Option(help="YAML file with any TrainConfig keys.")] = None,
     scorer: Annotated[str | None, typer.Option(help="Reward scorer [default: the dataset's].")] = None,
     max_steps: Annotated[int | None, typer.Option()] = None,
@@ -73,19 +76,21 @@ def train_command(
         "eval_benchmarks": eval_benchmarks,
     }
     given = {k: v for k, v in flags.items() if v is not None}  # an unset flag leaves --set's value
-    cfg = load_config(config, {**parse_set(set_ or []), **given})
+    cfg = load_config(config, {**parse_set(set_ or []), **given}, dry_run=dry_run)
     if dry_run:
         from trainers.run import describe
 
         typer.echo(json.dumps(describe(cfg), indent=2, default=str))
         return
-    from trainers.run import train
+    from trainers.run import is_main_process, train
 
     if unsafe_no_sandbox:
         from harness.sandbox import allow_unisolated
 
         allow_unisolated()
-    console.print(f"trained: {train(cfg)}")
+    trained = train(cfg)
+    if is_main_process():  # under accelerate or torchrun every process trains; one reports
+        console.print(f"trained: {trained}")
 
 
 @app.command("tiny-model")

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
+from helpers import run_cli
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
@@ -15,7 +19,7 @@ from benchmarks.arithmetic import arithmetic_rows, write_jsonl
 from harness import HarnessError
 from harness.cli import app
 from trainers.callbacks import read_jsonl
-from trainers.config import load_config, parse_set
+from trainers.config import DRY_RUN_OUT, load_config, parse_set
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -66,6 +70,33 @@ def test_cli_values_override_the_yaml_file_which_overrides_defaults(tmp_path):
 def test_bad_configs_are_refused_with_a_clear_message(values, message):
     with pytest.raises(HarnessError, match=message):
         load_config(None, {"method": "grpo", "model": "m", "dataset": "d", "out": "o", **values})
+
+
+def test_help_lists_every_method_and_an_unknown_one_is_named_with_the_valid_ones():
+    from trainers.methods import METHODS
+    from trainers.names import METHOD_NAMES
+
+    assert METHOD_NAMES == tuple(METHODS)  # the light list the help is made from is the registry's
+    help_text = " ".join(invoke("train", "--help").output.split())
+    assert "Method: grpo, spell, azr, arena, ulorl, spae." in help_text
+    done = run_cli("train", "foo", check=False)  # no --model, --dataset, --out: the method is named first
+    assert done.returncode == 2
+    assert done.stderr == "error: unknown method 'foo'; valid methods: grpo, spell, azr, arena, ulorl, spae\n"
+    with pytest.raises(HarnessError, match="unknown method 'grpo2'"):  # a config file's method too
+        load_config(None, {"method": "grpo2", "model": "m", "dataset": "d", "out": "o"})
+
+
+@pytest.mark.parametrize("method", ["spell", "azr", "arena", "ulorl", "spae"])
+def test_dry_run_of_a_paper_config_needs_no_out_and_writes_nothing(method, tmp_path):
+    """methods.md's `harness train NAME --dry-run --config configs/train/NAME.yaml`, as written."""
+    before = set(tmp_path.iterdir())
+    done = run_cli("train", method, "--dry-run", "--config", str(REPO / "configs/train" / f"{method}.yaml"),
+                   cwd=tmp_path)  # fmt: skip
+    described = json.loads(done.stdout[done.stdout.index("{") :])
+    assert described["config"]["method"] == method and described["config"]["out"] == DRY_RUN_OUT
+    assert set(tmp_path.iterdir()) == before
+    with pytest.raises(HarnessError, match="missing \\['out'\\]"):  # a real run still needs one
+        load_config(REPO / "configs/train" / f"{method}.yaml", {})
 
 
 def test_missing_required_keys_and_bad_set_pairs_are_named():
@@ -188,3 +219,21 @@ def test_train_prints_step_lines_and_a_card_naming_the_local_model(plain_model, 
     assert "step 2/2: reward" in printed and "{'loss'" not in printed and "FutureWarning" not in printed
     card = (out / "README.md").read_text()
     assert f"Fine-tuned from the local model `{plain_model}`" in card and "[None]" not in card
+
+
+@pytest.mark.slow
+def test_two_processes_train_and_one_reports(plain_model, tmp_path):
+    """Under torchrun (or accelerate launch) every process trains; "trained: OUT" is printed once."""
+    train_file = write_jsonl(tmp_path / "train.jsonl", arithmetic_rows(16, seed=1))
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "harness", "train",
+         "grpo", "--model", str(plain_model), "--dataset", str(train_file), "--out", str(out), "--max-steps",
+         "1", "--save-steps", "1", "--num-generations", "2", "--prompts-per-step", "2",
+         "--max-completion-length", "4"],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = done.stdout + done.stderr  # the console writes to stderr
+    assert printed.count("trained: ") == 1 and f"trained: {out}\n" in printed
+    assert (out / "checkpoint-1" / "method_state-rank1.pt").is_file()  # the second process trained too
