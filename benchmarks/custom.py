@@ -5,13 +5,18 @@ math: `id`, `problem`, `answer`. integer, choice, cem, numeric, judge (and cem+j
 code: `id`, `prompt`, `tests` (Python asserts that call the
 candidate's functions by name, or define `check(candidate)` with `entry_point` given), optional
 `entry_point`; the model's last fenced code block (or its whole answer) is the candidate.
+
+The default prompt (`--prompt-template` replaces it) asks for the answer in the form the scorer reads:
+math and numeric the last `\\boxed{}`, integer a final number, choice a boxed letter (GPQA's prompt),
+cem and judge "The correct answer is ..." (SPELL's QA prompt), code a Python code block.
 """
 
 import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, FileLayout, columns
+from benchmarks.base import MATH_PROMPT, Benchmark, FileLayout, columns
+from benchmarks.gpqa import PROMPT as CHOICE_PROMPT
 from harness import HarnessError
 from harness.data import require
 from harness.scoring.rules import gold_text
@@ -51,6 +56,23 @@ FIELDS = {
 }
 
 
+ANSWER_IS_PROMPT = '{problem}\n\nFormat your answer as follows: "The correct answer is (insert answer here)."'
+PROMPTS = {  # by the scorer's rule (the part before "+judge")
+    "math": MATH_PROMPT,
+    "numeric": MATH_PROMPT,  # the last \boxed{} or "answer is" number
+    "integer": "{problem}\n\nPlease reason step by step, and end your answer with the final number.",
+    "choice": CHOICE_PROMPT,
+    "cem": ANSWER_IS_PROMPT,
+    "judge": ANSWER_IS_PROMPT,
+    "code": "{problem}\n\nWrite your solution in a single Python code block (```python ... ```).",
+}
+
+
+def default_prompt(scorer: str) -> str:
+    """The prompt of a custom file scored by `scorer`."""
+    return PROMPTS[scorer.split("+")[0]]
+
+
 def custom_benchmark(spec: str, scorer: str | None) -> Benchmark:
     """A benchmark read from the JSONL file named in `spec` ("jsonl:PATH"), scored by `scorer`."""
     path = Path(spec.removeprefix("jsonl:")).expanduser()
@@ -65,6 +87,7 @@ def custom_benchmark(spec: str, scorer: str | None) -> Benchmark:
         name=path.stem,
         hub=None,
         local_layouts=(FileLayout(files=(path.name,), to_item=FIELDS[scorer]),),
+        prompt=default_prompt(scorer),
         scorer=scorer,
         description=f"custom JSONL {path}",
         path=path.resolve(),
