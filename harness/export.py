@@ -24,7 +24,17 @@ from typing import Any
 
 from harness import HarnessError
 from harness.scoring.lmeval import PREFIX, LMEvalScorer, context, lm_eval_version, plain
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
+from harness.store import (
+    GENERATIONS,
+    REPAIR_JSON,
+    RESULTS,
+    RUN,
+    SCORES,
+    RunDir,
+    atomic_write,
+    describes,
+    record_key,
+)
 
 BOOTSTRAP_ITERS = 100_000  # lm-eval's default; 100 for its corpus-level metrics
 CORPUS_METRICS = ("bleu", "chrf", "chrf++", "ter")
@@ -50,8 +60,12 @@ def export_lm_eval(run_dir: Path, out: Path | None = None) -> list[Path]:
     if not run.file(RESULTS).is_file():
         raise HarnessError(f"{run_dir} is not scored yet: run `harness score {run_dir}` first")
     ours = run.read_json(RESULTS)
-    samples = _samples_by_item(run, info)
     config = info["config"]
+    describes(info, config["benchmarks"], run.path)
+    samples = _samples_by_item(run, info)
+    missing = [b for b in config["benchmarks"] if b not in ours]
+    if missing:
+        raise HarnessError(f"{run.path}: results.json has no {', '.join(missing)}; {REPAIR_JSON}")
     tasks = {}
     for benchmark in config["benchmarks"]:
         scorer = config["scorers"][benchmark]
@@ -67,24 +81,31 @@ def export_lm_eval(run_dir: Path, out: Path | None = None) -> list[Path]:
     paths = []
     for task in tasks.values():
         path = out / f"samples_{task['name']}_{date}.jsonl"
-        path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in task["samples"]))
+        atomic_write(path, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in task["samples"]))
         paths.append(path)
     results = _results_file(info, tasks)
     path = out / f"results_{date}.json"
-    path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     return [path, *paths]
 
 
 def _samples_by_item(run: RunDir, info: dict) -> dict[str, dict[str, list[tuple[dict, dict]]]]:
     """benchmark -> item id (in the benchmark's order) -> its (generation, score) pairs by sample."""
     scores = {record_key(s): s for s in run.records(SCORES)}
+    generations = run.records(GENERATIONS)
+    describes(info, {r["benchmark"] for r in [*scores.values(), *generations]}, run.path)
     by_item: dict[str, dict[str, list]] = {b: {i: [] for i in info["answers"][b]} for b in info["answers"]}
-    for g in sorted(run.records(GENERATIONS), key=lambda g: g["sample_idx"]):
+    for g in sorted(generations, key=lambda g: g["sample_idx"]):
         score = scores.get(record_key(g))
         if score is None:
             raise HarnessError(
                 f"{g['benchmark']} item {g['item_id']} sample {g['sample_idx']} has no score: "
                 f"run `harness score {run.path}` first"
+            )
+        if g["item_id"] not in by_item[g["benchmark"]]:
+            raise HarnessError(
+                f"{run.path}: {g['benchmark']} item {g['item_id']!r} is not in run.json; the run's files are "
+                "from different runs"
             )
         by_item[g["benchmark"]][g["item_id"]].append((g, score))
     return by_item

@@ -9,8 +9,10 @@ once instead of generating everything again beside the first.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -49,6 +51,26 @@ CONFIG_FIELDS = {"benchmarks": list}  # run.json's config
 METRICS_FIELDS = {"n_items": int}  # each benchmark's in results.json
 
 
+def open_file(path: Path, flags: int, mode: int = 0o644) -> int:
+    """`os.open` of a run folder's file that never follows a symbolic link (a planted link would make
+    the harness read or write a file outside the folder); a link is a one-line error."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise HarnessError(
+                f"{path}: a symbolic link; a run folder's files are only read and written as regular files "
+                "(replace the link with the file it points to)"
+            ) from None
+        raise
+
+
+def read_file(path: Path) -> bytes:
+    """A run folder's file, whole, without following a symbolic link."""
+    with open(open_file(path, os.O_RDONLY), "rb") as f:
+        return f.read()
+
+
 def record_key(record: dict[str, Any]) -> tuple[str, str, int]:
     return (record["benchmark"], record["item_id"], record["sample_idx"])
 
@@ -77,7 +99,7 @@ class RunDir:
         if not path.is_file():
             raise HarnessError(f"{path}: not found (is {self.path} a run directory?)")
         try:
-            obj = json.loads(path.read_bytes().decode("utf-8"))
+            obj = json.loads(read_file(path).decode("utf-8"))
         except UnicodeDecodeError as e:
             raise HarnessError(f"{path}: not UTF-8 text (byte {e.start}); {REPAIR_JSON}") from None
         except json.JSONDecodeError as e:
@@ -88,7 +110,7 @@ class RunDir:
         return obj
 
     def write_json(self, name: str, obj: Any) -> None:
-        _atomic_write(self.file(name), json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(self.file(name), json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -96,7 +118,7 @@ class RunDir:
         a second process fails at once, naming the one that holds it."""
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.file(LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_file(self.file(LOCK), os.O_RDWR | os.O_CREAT)
         except OSError as e:
             raise HarnessError(f"{self.path}: cannot write a run directory there ({e.strerror})") from None
         try:
@@ -140,13 +162,16 @@ class RunDir:
 
         A line that is not a whole record (cut, or edited) is an error naming the file and line."""
         path = self.file(name)
-        if not path.exists():
+        if not os.path.lexists(path):
             return []
-        data = path.read_bytes()
+        data = read_file(path)
         complete = data.rfind(b"\n") + 1
         if complete < len(data):  # killed mid-write: drop the partial line
-            with open(path, "r+b") as f:
-                f.truncate(complete)
+            fd = open_file(path, os.O_WRONLY)
+            try:
+                os.ftruncate(fd, complete)
+            finally:
+                os.close(fd)
         records = []
         for number, line in enumerate(data[:complete].split(b"\n"), start=1):
             if not line.strip():
@@ -169,7 +194,7 @@ class RunDir:
         data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
         if not data:
             return
-        fd = os.open(self.file(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_file(self.file(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             while data:
                 data = data[os.write(fd, data) :]
@@ -179,7 +204,7 @@ class RunDir:
 
     def rewrite(self, name: str, records: Iterable[dict[str, Any]]) -> None:
         """Replace a JSONL file atomically."""
-        _atomic_write(self.file(name), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        atomic_write(self.file(name), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
 REPAIR = "delete that line and rerun the command, which makes it again, or start a new run"
@@ -200,6 +225,8 @@ def _shape_problem(obj: Any, expected: dict[str, Any]) -> str | None:
             return f"field {key!r} is {value!r}"[:120]
         if key == "sample_idx" and value < 0:
             return f"field 'sample_idx' is {value}"
+        if key == "value" and not (math.isfinite(value) and 0 <= value <= 1):
+            return f"field 'value' is {value!r}, not a number in [0, 1]"
     return None
 
 
@@ -210,11 +237,36 @@ def _json_problem(name: str, obj: Any) -> str | None:
     if name == RESULTS:
         if not isinstance(obj, dict):
             return _shape_problem(obj, {})
-        return next(filter(None, (_shape_problem(m, METRICS_FIELDS) for m in obj.values())), None)
+        shape = next(filter(None, (_shape_problem(m, METRICS_FIELDS) for m in obj.values())), None)
+        return shape or _non_finite(obj)
     return None
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _non_finite(obj: Any, where: str = "") -> str | None:
+    """Where `obj` holds NaN or an infinity (JSON allows them in Python's reading); None if nowhere."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return f"{where.lstrip('.')} is {obj!r}"
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    return next(filter(None, (_non_finite(v, f"{where}.{k}") for k, v in items)), None)
+
+
+def describes(info: dict[str, Any], benchmarks: Iterable[str], path: Path) -> None:
+    """Refuse a run.json that does not describe every benchmark of the run's scores (a run.json from
+    another run): readers would look up its gold answers and scorer."""
+    config, answers = info["config"], info.get("answers")
+    scorers = config.get("scorers")
+    for benchmark in benchmarks:
+        if not (isinstance(answers, dict) and isinstance(answers.get(benchmark), dict)) or not (
+            isinstance(scorers, dict) and isinstance(scorers.get(benchmark), str)
+        ):
+            raise HarnessError(
+                f"{path}: run.json does not describe benchmark {benchmark!r} that its scores.jsonl holds "
+                f"(run.json's benchmarks: {', '.join(map(str, config['benchmarks'])) or 'none'}); the two "
+                "files are from different runs"
+            )
+
+
+def atomic_write(path: Path, text: str) -> None:
     """Write a whole file through a temporary file of its own in the same folder, then rename it."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -3,13 +3,14 @@
 Exit codes: 0 done; 2 a user error (a bad option, file or run folder: one line on stderr, and click's
 own usage errors); 1 only for a bug (with its traceback); 143 terminated (SIGTERM unwinds like Ctrl-C:
 engines and shards are stopped, what was written stays). `harness regress` gives 0, 1, 2 and 4 its verdicts,
-so its user errors exit 3 (`GateCommand`).
+so its user errors exit 3 and a bug exits 5 with its traceback (`GateCommand`), never a verdict's code.
 """
 
 from __future__ import annotations
 
 import sys
 
+import click
 import typer
 from rich.markup import escape
 from typer.core import TyperCommand
@@ -18,7 +19,7 @@ from harness import HarnessError
 from harness.progress import console
 from harness.terminate import exit_on_sigterm
 
-USER_ERROR, GATE_USER_ERROR = 2, 3
+USER_ERROR, GATE_USER_ERROR, GATE_CRASH = 2, 3, 5
 
 app = typer.Typer(
     add_completion=False,
@@ -36,7 +37,8 @@ class GateError(HarnessError):
 
 
 class GateCommand(TyperCommand):
-    """A command whose exit codes 0, 1, 2 and 4 are verdicts: its usage and user errors exit 3."""
+    """A command whose exit codes 0, 1, 2 and 4 are verdicts: its usage and user errors exit 3, and a
+    bug (any other exception, which Python would end with exit code 1) exits 5 after its traceback."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         try:
@@ -53,8 +55,20 @@ class GateCommand(TyperCommand):
         except (HarnessError, OSError) as e:
             error = user_error(e)
             if error is None:
-                raise
+                raise _crash() from e
             raise GateError(str(error)) from None
+        except (click.exceptions.ClickException, typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as e:
+            raise _crash() from e
+
+
+def _crash() -> typer.Exit:
+    """Print the exception being handled with its traceback, and exit with `GATE_CRASH`."""
+    import traceback
+
+    traceback.print_exc()
+    return typer.Exit(GATE_CRASH)
 
 
 def user_error(error: BaseException) -> HarnessError | None:

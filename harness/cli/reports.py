@@ -138,8 +138,9 @@ def regress_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON.")] = None,
 ) -> None:
     """Gate CAND on BASE. Exit codes: 0 no significant regression, 1 regression, 2 not comparable (the runs
-    share nothing, or the harness drifted), 3 a usage error (a bad option or a path that is not a run),
-    4 answer collapse: on a benchmark that did not regress, the candidate's most common answer takes at
+    share nothing, or the harness drifted), 3 a usage error (a bad option, a path that is not a run, a
+    damaged or mismatched run file: NaN or out-of-range scores, another run's run.json), 5 a crash, 4 answer
+    collapse: on a benchmark that did not regress, the candidate's most common answer takes at
     least 50% of its samples and at least 25 points more than the base's most common answer and than the
     most common gold answer's share of items (math, numeric, choice), whatever its gain."""
     if not 0 <= min_effect < 1:

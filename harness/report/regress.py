@@ -34,7 +34,7 @@ from harness.metrics import (
 )
 from harness.scoring import exact_golds
 from harness.scoring.rules import accepted_answers
-from harness.store import RUN, SCORES, RunDir
+from harness.store import RUN, SCORES, RunDir, describes
 
 NO_REGRESSION, REGRESSION, NOT_COMPARABLE, COLLAPSE = 0, 1, 2, 4  # 3: a usage error (harness.cli.app)
 
@@ -79,6 +79,7 @@ class Run:
             answers.setdefault(s["benchmark"], {}).setdefault(s["item_id"], []).append(answer_of(s))
         if not values:
             raise HarnessError(f"{path} has no scores: run `harness score {path}` first")
+        describes(info, values, Path(path))
         return cls(Path(path), info, values, answers)
 
     def spread(self, benchmark: str, items: list[str]) -> dict[str, Any]:
