@@ -1,4 +1,4 @@
-"""The package's structure: imports point down the layers of ARCHITECTURE.md, and none form a cycle.
+"""The package's structure: imports point down the layers of docs/architecture.md, and none form a cycle.
 
 Every import counts, including those inside functions (a lazy import is still a dependency).
 """
@@ -95,7 +95,7 @@ def layer_of(module: str) -> int:
             matches = module == prefix or (not exact and module.startswith(prefix + "."))
             if matches and len(prefix) > best_length:
                 best, best_length = index, len(prefix)
-    assert best is not None, f"{module} is in no layer: add it to LAYERS (and ARCHITECTURE.md)"
+    assert best is not None, f"{module} is in no layer: add it to LAYERS (and docs/architecture.md)"
     return best
 
 
