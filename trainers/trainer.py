@@ -93,7 +93,10 @@ class MethodGRPOTrainer(GRPOTrainer):
         self._log_step(mode, rollouts, rewards, advantages)
 
         trainable = [i for i in mine if rollouts[i].trainable]
-        step, idle = self.state.global_step, self.args.steps_per_generation
+        # idle: one masked row per micro-batch alone; with several processes a whole batch, because
+        # TRL's loss gathers per-row tensors, which must have the same shape on every process
+        several = self.accelerator.num_processes > 1
+        step, idle = self.state.global_step, len(inputs) if several else self.args.steps_per_generation
         rows, padded = _fit_rows(trainable, len(inputs), step, filler=mine[0], idle=idle)
         self._metrics[mode]["batch/padded_rows"].append(float(padded.sum()))
         self._metrics[mode]["batch/dropped_rows"].append(float(max(0, len(trainable) - len(inputs))))
@@ -332,9 +335,10 @@ def _fit_rows(rows: list[int], budget: int, step: int, filler: int, idle: int) -
 
     Extra rows are sub-sampled (seeded by the step); missing ones repeat the first of `rows`, with
     their loss masked out (`padded`). With no trainable row the step trains on nothing: `idle` masked
-    copies of `filler` (one per micro-batch, so every process still joins each backward pass) rather
-    than a full batch whose gradient would be zero anyway (AdamW's momentum still moves the weights,
-    as in any zero-gradient step).
+    copies of `filler` (one per micro-batch) rather than a full batch whose gradient would be zero
+    anyway (AdamW's momentum still moves the weights, as in any zero-gradient step). With several
+    processes the caller passes `idle=budget`: TRL's loss gathers per-row metrics (`clip_ratio/*`), and
+    a process with fewer rows than the others would break that collective (gloo aborts on the sizes).
     """
     if not rows:
         return [filler] * idle, torch.ones(idle, dtype=torch.bool)

@@ -1,0 +1,15 @@
+"""Fixtures of the multi-process tier (helpers are in launch.py; the per-rank runs in worker.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def plain_model(tmp_path_factory) -> Path:
+    """The tiny model with a plain ChatML template: the completion is the answer."""
+    from harness.tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("plain") / "model", thinking=False)

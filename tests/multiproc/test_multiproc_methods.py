@@ -1,0 +1,197 @@
+"""Every method under torchrun (2 processes, gloo, 127.0.0.1) with work that differs between ranks on
+purpose, through `trainers.run.train` with the policy's texts scripted per rank (worker.py): the
+semantics table of trainers/METHODS.md ("Several processes"), collectives reached as often by every
+rank, equivalence with one process where the table promises it, and exact resume.
+
+Each launch has a hard limit (launch.LIMIT_S, 240 s): a hang fails the test, and the launcher's whole
+process group is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from launch import records, run_worker
+from safetensors.torch import load_file
+
+pytestmark = pytest.mark.multiproc
+
+REPO = Path(__file__).resolve().parents[2]
+PROBLEMS = str(REPO / "configs" / "train" / "ulorl-cpu-problems.jsonl")
+CONFIGS = REPO / "configs" / "train"
+COMMON = {"report_to": ["none"], "save_steps": 1, "seed": 3}
+
+
+def arithmetic(model: Path, out: Path, **overrides: Any) -> dict[str, Any]:
+    return {
+        "method": "grpo",
+        "model": str(model),
+        "out": str(out),
+        "dataset": f"jsonl:{PROBLEMS}",
+        "scorer": "integer",
+        "prompt_template": "{problem}",
+        "num_generations": 2,
+        "max_completion_length": 16,
+        "max_steps": 2,
+        "learning_rate": 1e-3,
+        **COMMON,
+        **overrides,
+    }
+
+
+def launch(nproc: int, folder: Path, script: str, overrides: dict, config: Path | None = None) -> list:
+    spec = {"script": script, "overrides": overrides, "config": str(config) if config else None}
+    done = run_worker(nproc, spec, folder)
+    assert done.returncode == 0, done.output[-6000:]
+    found = records(folder, nproc)
+    assert [r["world_size"] for r in found] == [nproc] * nproc
+    return found
+
+
+def assert_lockstep(ranks: list[dict[str, Any]]) -> None:
+    """What every multi-process run must show: each rank entered the same collectives (torch.distributed
+    and engine calls) in the same order, `advantages` saw the same rollouts and rewards and returned the
+    same values on every rank (it runs on all processes' rollouts), and the weights agree."""
+    first = ranks[0]
+    for other in ranks[1:]:
+        assert other["events"] == first["events"]
+        assert other["steps"] == first["steps"]
+        assert other["weights"] == first["weights"]
+    assert first["global_step"] >= 1
+
+
+def weights(checkpoint: Path) -> dict[str, torch.Tensor]:
+    return load_file(str(checkpoint / "model.safetensors"))
+
+
+def exact_files(checkpoint: Path) -> dict[str, bytes]:
+    """What a resumed run must rewrite bit for bit: weights, optimizer, scheduler, RNG and method states."""
+    names = ["model.safetensors", "optimizer.pt", "scheduler.pt"]
+    names += [p.name for p in checkpoint.glob("rng_state*.pth")]
+    names += [p.name for p in checkpoint.glob("method_state*")]
+    return {name: (checkpoint / name).read_bytes() for name in sorted(names)}
+
+
+def resume_reproduces_last_checkpoint(folder: Path, spec: dict, config: Path | None, script: str) -> None:
+    """Delete the last checkpoint, rerun the same command: it resumes from the one before and writes
+    the deleted one again, bit for bit (every rank's method state included)."""
+    out = Path(spec["out"])
+    last = max(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    before = exact_files(last)
+    assert any(name.startswith("method_state-rank1") for name in before)
+    shutil.rmtree(last)
+    launch(2, folder / "resumed", script, spec, config)
+    after = exact_files(last)
+    assert sorted(after) == sorted(before)
+    assert [n for n in before if before[n] != after[n]] == []
+
+
+# --- GRPO -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss_type", ["dapo", "grpo"])
+def test_grpo_two_processes_of_half_the_prompts_equal_one_process(plain_model, tmp_path, loss_type):
+    """2 processes x 2 prompts per step against 1 process x 4 on the same rows with fixed completions:
+    the same rollouts, rewards and advantages, and the same weights after two steps to float tolerance.
+    Plain SGD, whose update is the gradient times the learning rate: Adam's first steps divide each
+    gradient by its own magnitude, so a rounding difference in a gradient element near 0 (the order in
+    which DDP sums) becomes an update difference of up to the learning rate."""
+    settings = dict(loss_type=loss_type, learning_rate=0.5, trl={"optim": "sgd"})
+    one = launch(
+        1,
+        tmp_path / "one",
+        "arithmetic",
+        arithmetic(plain_model, tmp_path / "one/out", prompts_per_step=4, **settings),
+    )
+    two = launch(
+        2,
+        tmp_path / "two",
+        "arithmetic",
+        arithmetic(plain_model, tmp_path / "two/out", prompts_per_step=2, **settings),
+    )
+    assert_lockstep(two)
+    # the same rows: one process's step equals the two processes' steps side by side
+    assert [r["rows"] for r in one[0]["rollouts"]] == [
+        a["rows"] + b["rows"] for a, b in zip(two[0]["rollouts"], two[1]["rollouts"], strict=True)
+    ]
+    for mine, theirs in zip(one[0]["steps"], two[0]["steps"], strict=True):
+        assert mine["rewards"] == theirs["rewards"]
+        assert torch.allclose(torch.tensor(mine["advantages"]), torch.tensor(theirs["advantages"]))
+    assert any(len(set(s["rewards"])) > 1 for s in one[0]["steps"])  # something to learn
+    start = load_file(str(plain_model / "model.safetensors"))
+    a, b = weights(tmp_path / "one/out/checkpoint-2"), weights(tmp_path / "two/out/checkpoint-2")
+    moved = max((a[k] - start[k]).abs().max().item() for k in a)
+    assert moved > 1e-3
+    for key in a:
+        # a thousandth of the largest update; weights near 1 (norms) differ by their float32 spacing
+        assert (a[key] - b[key]).abs().max().item() < moved * 1e-3, key
+
+
+def test_grpo_resumes_bit_for_bit_under_two_processes(plain_model, tmp_path):
+    spec = arithmetic(plain_model, tmp_path / "out", prompts_per_step=2, max_steps=3)
+    launch(2, tmp_path / "first", "arithmetic", spec)
+    resume_reproduces_last_checkpoint(tmp_path, spec, None, "arithmetic")
+
+
+# --- SPAE -------------------------------------------------------------------------------------------------
+
+
+def spae(model: Path, out: Path) -> dict[str, Any]:
+    return {
+        "model": str(model),
+        "out": str(out),
+        "dataset": f"jsonl:{PROBLEMS}",
+        "max_steps": 2,
+        "max_completion_length": 32,
+        "options": {"n_probe": 2, "probe_max_tokens": 4},
+        **COMMON,
+    }
+
+
+def test_spae_refill_on_one_rank_and_different_step_counts(plain_model, tmp_path):
+    """Rank 1's first groups are uniform and refilled, rank 0's are not: both run the refill round
+    (refill rounds are global); rank 0's samples have more step boundaries to probe than rank 1's, and
+    both enter the prober once. Advantages (batch min-max and whitening) are over both ranks' samples."""
+    spec = spae(plain_model, tmp_path / "out")
+    ranks = launch(2, tmp_path / "run", "spae", spec, CONFIGS / "spae-cpu.yaml")
+    assert_lockstep(ranks)
+    first = [r["rollouts"][0] for r in ranks]
+    # rank 1 dropped its uniform groups (returned untrainable), rank 0 kept all and returned its surplus
+    assert first[1]["returned"] > first[1]["trainable"]
+    metrics = [json.loads(line) for line in (tmp_path / "out/metrics.jsonl").read_text().splitlines()]
+    assert metrics[0]["spae/refill_rounds"] == 1.0  # rank 0's own count: it joined rank 1's round
+    engine_calls = [e for e in ranks[0]["events"] if e.startswith("engine.")]
+    # per step: the first round, the refill round, the prober
+    assert engine_calls[:3] == ["engine.generate", "engine.generate", "engine.inference_model"]
+    resume_reproduces_last_checkpoint(tmp_path, spec, CONFIGS / "spae-cpu.yaml", "spae")
+
+
+# --- UloRL ------------------------------------------------------------------------------------------------
+
+
+def test_ulorl_groups_finish_on_one_rank_only(plain_model, tmp_path):
+    """Rank 0's samples end in their first segment and its groups train; rank 1's run to the cap and
+    stay in its pool (an idle step: one masked row), yet both decode a segment every step."""
+    spec = {
+        "model": str(plain_model),
+        "out": str(tmp_path / "out"),
+        "dataset": f"jsonl:{PROBLEMS}",
+        "max_steps": 3,
+        "max_completion_length": 24,
+        "num_generations": 2,
+        "prompts_per_step": 1,
+        "options": {"segments": 3, "groups_in_flight": 2},
+        **COMMON,
+    }
+    ranks = launch(2, tmp_path / "run", "ulorl", spec, CONFIGS / "ulorl-cpu.yaml")
+    assert_lockstep(ranks)
+    zero, one = ([r["idle"] for r in rank["rollouts"]] for rank in ranks)
+    assert zero == [False, False, False]
+    assert one == [True, True, False]  # its samples reach the 24-token cap in the third segment
+    assert all(r["trainable"] > 0 for r in ranks[0]["rollouts"])
+    resume_reproduces_last_checkpoint(tmp_path, spec, CONFIGS / "ulorl-cpu.yaml", "ulorl")
