@@ -12,6 +12,7 @@ names they define (the conventions are in docs/architecture.md, "The documentati
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
 import json
 import os
@@ -302,3 +303,29 @@ def test_a_misspelt_metric_is_caught_and_placeholders_expand():
     assert expand("spell/solvable/<task>") == ["spell/solvable/*"] and expand("X/seconds/STAGE") == [
         "*/seconds/*"
     ]
+
+
+# --- the methods' option tables (scripts/mkdocs_options.py, a hook of the docs build) -------------------
+
+
+@pytest.mark.parametrize("method", [m for m in METHOD_NAMES if m != "grpo"])
+def test_each_method_page_has_the_table_of_every_option_with_its_default(method):
+    import dataclasses
+
+    spec = importlib.util.spec_from_file_location("mkdocs_options", REPO / "scripts" / "mkdocs_options.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = (REPO / "docs" / "methods" / f"{method}.md").read_text()
+    assert f"<!-- options: {method} -->" in page
+    source = (REPO / "trainers" / "methods" / method / "method.py").read_text()
+    rows = {row["name"]: row for row in hook.rows(source)}
+    module = importlib.import_module(f"trainers.methods.{method}.method")
+    options = getattr(module, hook.options_class(ast.parse(source)).name)()  # the defaults
+    assert list(rows) == [f.name for f in dataclasses.fields(options)]
+    for name, row in rows.items():  # a literal default as the code sets it
+        try:
+            assert ast.literal_eval(row["default"]) == getattr(options, name), name
+        except ValueError:  # an expression (0.5 / 3) or a name from another module
+            pass
+    rendered = hook.on_page_markdown(page)
+    assert "<!-- options:" not in rendered and f"| `{next(iter(rows))}` |" in rendered
