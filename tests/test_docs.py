@@ -329,3 +329,28 @@ def test_each_method_page_has_the_table_of_every_option_with_its_default(method)
             pass
     rendered = hook.on_page_markdown(page)
     assert "<!-- options:" not in rendered and f"| `{next(iter(rows))}` |" in rendered
+
+
+# Flags of other programs that the pages mention inline: ruff, pip, mkdocs, bubblewrap, vllm serve,
+# accelerate, lm-eval, and the scripts in scripts/ and tests/perf/
+OTHER_PROGRAMS_FLAGS = {
+    "--check", "--strict", "--no-deps", "--die-with-parent", "--no-enable-chunked-prefill", "--num",
+    "--include", "--device", "--short", "--every", "--group-size", "--tasks", "--against",
+}  # fmt: skip
+
+
+def test_every_option_the_pages_name_inline_exists():
+    """`--numeric-rtol` in a sentence is checked as a command line's option would be."""
+
+    def flags(command) -> set[str]:
+        own = {o for p in command.params for o in [*p.opts, *p.secondary_opts] if o.startswith("--")}
+        return own.union(*(flags(c) for c in getattr(command, "commands", {}).values()))
+
+    known = flags(typer.main.get_command(app)) | {"--help", "--judge-"} | OTHER_PROGRAMS_FLAGS
+    unknown = []
+    for page in PAGES:
+        text = re.sub(r"```.*?```", "", page.read_text(), flags=re.DOTALL)
+        for span in re.findall(r"`([^`]+)`", text):
+            named = re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span)
+            unknown += [f"{page.relative_to(REPO)}: {o}" for o in named if o not in known]
+    assert not unknown, "options no command has:\n" + "\n".join(sorted(set(unknown)))
