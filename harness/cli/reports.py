@@ -142,7 +142,7 @@ def regress_command(
     damaged or mismatched run file: NaN or out-of-range scores, another run's run.json), 5 a crash, 4 answer
     collapse: on a benchmark that did not regress, the candidate's most common answer takes at
     least 50% of its samples and at least 25 points more than the base's most common answer and than the
-    most common gold answer's share of items (math, numeric, choice), whatever its gain."""
+    most common gold answer's share of items (math, numeric, integer, choice), whatever its gain."""
     if not 0 <= min_effect < 1:
         raise HarnessError(f"--min-effect must be at least 0 and less than 1, got {min_effect}")
     code = _compare(base_dir, candidate_dir, alpha, min_effect, allow_drift, json_out)
