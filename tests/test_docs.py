@@ -354,3 +354,14 @@ def test_every_option_the_pages_name_inline_exists():
             named = re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span)
             unknown += [f"{page.relative_to(REPO)}: {o}" for o in named if o not in known]
     assert not unknown, "options no command has:\n" + "\n".join(sorted(set(unknown)))
+
+
+def test_the_readme_stays_a_start_page():
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150, "the README is a start page: move the new text into docs/"
+    for command in (
+        "pip install tox && tox -e eval-aime",
+        "pip install tox && tox -e lint,test,vllm,no-bwrap,docs",
+    ):
+        assert command in readme
+    assert "tox -e lint,test,vllm,no-bwrap,docs" in (REPO / ".ci" / "run").read_text()  # the same tests
