@@ -215,6 +215,7 @@ def test_spell_cold_start_on_the_tiny_model_then_self_play_from_it(plain_model, 
                                        for t in sorted(prompts.TASKS)}  # fmt: skip
     assert len((folder / "demonstrations.jsonl").read_text().splitlines()) == 9
     assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
+    assert not list(folder.glob("*.bin"))  # no pickle in the folder
     assert json.loads((out / "train.json").read_text())["cold_start"] == "cold-start"
     assert "cold start: 9 demonstrations (0 dropped as contaminated)" in result.output
     started = (folder / "report.json").stat().st_mtime_ns
@@ -277,3 +278,29 @@ def test_azr_demonstrations_parse_and_their_answers_pass_the_executor(library, t
         else:
             checks.append(Check("induction", answer, cases=tuple(runs)))
     assert [v.status for v in executor.check_many(checks)] == ["pass"] * len(checks)
+
+
+@pytest.mark.slow
+@sandboxed
+def test_azr_cpu_config_as_shipped_cold_starts_and_seeds_its_buffers_from_the_library(
+    plain_model, tmp_path, monkeypatch, library
+):
+    """The shipped CPU config's two options for a small model: a cold start (here 1 example per role and
+    task) and `dataset: library`, whose buffers start with every library triplet and program."""
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "run"
+    result = invoke(
+        "train", "azr", "--model", plain_model, "--config", "configs/train/azr-cpu.yaml", "--out", out,
+        "--max-steps", "1", "--save-steps", "1", "--set", "options.propose_max_tokens=16",
+        "--set", "options.solve_max_tokens=8", "--set", "options.mc_samples=2",
+        "--set", "cold_start.examples=1", "--set", "cold_start.epochs=1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "cold-start" / "report.json").read_text())
+    assert report["per_role_task"] == {f"{r}/{t}": 1 for r in ("propose", "solve") for t in TASKS}
+    train = json.loads((out / "train.json").read_text())
+    assert train["cold_start"] == "cold-start" and train["config"]["dataset"] == "library"
+    (step,) = [json.loads(line) for line in (out / "metrics.jsonl").open() if '"loss"' in line]
+    triplets = sum(len(t) for _, t in library)
+    assert step["azr/buffer/deduction"] >= triplets and step["azr/buffer/abduction"] >= triplets
+    assert step["azr/buffer/induction"] >= len(PROGRAMS)

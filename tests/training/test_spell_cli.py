@@ -49,8 +49,10 @@ def test_train_spell_on_the_tiny_model_with_the_cpu_config(plain_model, tmp_path
         "train", "spell", "--model", plain_model, "--config", "configs/train/spell-cpu.yaml", "--out", out,
         "--max-steps", "1", "--save-steps", "1",
         "--set", "options.questioner_max_tokens=24", "--set", "options.questions_per_round=2",
+        "--set", "cold_start=null",  # the method alone (test_cold_start.py runs the cold start)
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    assert "cold_start" not in json.loads((out / "train.json").read_text())
     (step,) = [r for r in read_jsonl(out / "metrics.jsonl") if "loss" in r]
     for key in (
         "rewards/questioner/mean",

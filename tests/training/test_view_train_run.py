@@ -32,7 +32,7 @@ def test_view_reads_a_training_folder_with_its_evaluations(plain_model, tmp_path
         "--max-steps", "1", "--save-steps", "1", "--eval-every", "1", "--eval-benchmarks", f"jsonl:{sums}",
         "--set", "eval_n=1", "--set", "eval_max_tokens=8",
         "--set", "options.propose_max_tokens=16", "--set", "options.solve_max_tokens=8",
-        "--set", "options.mc_samples=2",
+        "--set", "options.mc_samples=2", "--set", "cold_start=null",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     before = snapshot(out)

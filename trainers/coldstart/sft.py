@@ -143,6 +143,7 @@ def train_sft(
         trainer.save_model(str(folder))
     if trainer.accelerator.is_main_process:
         tokenizer.save_pretrained(str(folder))
+        (folder / "training_args.bin").unlink(missing_ok=True)  # a pickle; nothing reads it
     return [e for e in trainer.state.log_history if "loss" in e or "train_loss" in e]
 
 
