@@ -12,6 +12,7 @@ from typing import Any
 from harness import HarnessError
 
 JSON_WHITESPACE = " \t\r\n"  # a JSONL line of only these is blank
+MAX_LINE_BYTES = 16 << 20  # bounds the memory one line of a data file takes (and a prompt made of it)
 
 
 def sha256_file(path: Path) -> str:
@@ -62,7 +63,11 @@ def _text_lines(path: Path) -> Iterator[str]:
     opener = gzip.open if path.name.endswith(".gz") else open
     try:
         with opener(path, "rb") as f:
-            for number, line in enumerate(f, start=1):
+            for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), start=1):
+                if len(line) > MAX_LINE_BYTES:
+                    raise HarnessError(
+                        f"{path}:{number}: a line longer than {MAX_LINE_BYTES >> 20} MiB, more than any item"
+                    )
                 try:
                     yield line.decode("utf-8")
                 except UnicodeDecodeError:

@@ -324,7 +324,7 @@ def verify_training(run: Path, device: str, output: str) -> str:
         assert math.isfinite(row.get("grad_norm", 0.0)), f"step {step} grad_norm {row['grad_norm']}"
     checkpoint = run / f"checkpoint-{STEPS}"
     weights = checkpoint / "model.safetensors"
-    assert weights.is_file() and (checkpoint / "method_state.pt").is_file(), f"{checkpoint} is incomplete"
+    assert weights.is_file() and (checkpoint / "method_state.json").is_file(), f"{checkpoint} is incomplete"
     steps = "; ".join(
         f"step {s}: loss {r['loss']:.4g} grad_norm {r.get('grad_norm', float('nan')):.3g} "
         f"reward {r.get('reward', float('nan')):.3g}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from harness import HarnessError
+from harness.store import atomic_write, open_file, read_file
 
 
 class MetricsJsonlCallback(TrainerCallback):
@@ -29,16 +31,16 @@ class MetricsJsonlCallback(TrainerCallback):
         if not state.is_world_process_zero:
             return
         kept = [line for line in read_jsonl(self.path) if line.get("step", 0) <= self.resumed_at]
-        self.path.write_text("".join(json.dumps(line) + "\n" for line in kept))
+        atomic_write(self.path, "".join(json.dumps(line) + "\n" for line in kept))
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if state.is_world_process_zero and logs:
             self.append({"step": state.global_step, **logs})
 
     def append(self, record: dict[str, Any]) -> None:
-        with self.path.open("a") as f:
+        fd = open_file(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        with open(fd, "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
-            f.flush()
 
 
 class SamplesJsonlCallback(MetricsJsonlCallback):
@@ -131,7 +133,23 @@ class EvalEveryCallback(TrainerCallback):
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSONL file this trainer appends to; a torn last line (a kill mid-write) is
+    dropped, and any other line that is not a JSON object is a one-line error naming it."""
     path = Path(path)
-    if not path.is_file():
+    if not os.path.lexists(path):
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    data = read_file(path)
+    records = []
+    for number, line in enumerate(data[: data.rfind(b"\n") + 1].splitlines(), start=1):
+        try:
+            record = json.loads(line.decode("utf-8")) if line.strip() else {}
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            record = None
+        step = record.get("step", 0) if isinstance(record, dict) else None
+        if not isinstance(step, int) or isinstance(step, bool):
+            raise HarnessError(
+                f"{path}:{number}: not a record of a step; delete the line, or use another --out"
+            )
+        if record:
+            records.append(record)
+    return records

@@ -14,7 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import yaml
 
@@ -45,6 +45,9 @@ OWNED_TRL_FIELDS = {
     "report_to",
     "chat_template_kwargs",
 }
+# TRL 1.16's (`GRPOTrainer`'s loss branches and `_compute_advantages`), checked before anything loads
+LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
+SCALE_REWARDS = ("group", "batch", "none")
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,14 @@ class TrainConfig:
     cold_start: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            problem = _type_problem(name, value)
+            if problem:
+                raise HarnessError(f"{name} must be {problem}, got {value!r}"[:300])
         check(type(self), vars(self), name=str)  # named as in the config file and --set
+        for name, allowed in (("loss_type", LOSS_TYPES), ("scale_rewards", SCALE_REWARDS)):
+            if getattr(self, name) not in allowed:
+                raise HarnessError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         clash = OWNED_TRL_FIELDS & set(self.trl)
         if clash:
             raise HarnessError(f"set {sorted(clash)} as top-level keys, not under `trl:`")
@@ -133,31 +143,54 @@ class TrainConfig:
 FIELDS = {f.name: f for f in fields(TrainConfig)}
 
 
+def _type_problem(name: str, value: Any) -> str | None:
+    """What kind of value field `name` takes, if `value` is not one (its bounds are `check`'s)."""
+    hint = str(get_type_hints(TrainConfig)[name])
+    if value is None and "None" in hint:
+        return None
+    if "dict[" in hint:
+        ok = isinstance(value, dict) and all(isinstance(k, str) for k in value)
+        return None if ok else "a mapping of names to values"
+    if "tuple" in hint:
+        ok = isinstance(value, tuple) and all(isinstance(v, str) for v in value)
+        return None if ok else "a list of names (or one comma-separated string)"
+    if hint == "<class 'bool'>":
+        return None if isinstance(value, bool) else "true or false"
+    if "str" in hint:
+        return None if isinstance(value, str) else "a string"
+    return None  # numbers: `check` names their bounds
+
+
 REQUIRED = ("method", "model", "dataset", "out")
 DRY_RUN_OUT = "(none: a dry run writes nothing)"  # `out` of a dry run given no --out
 
 
 def load_config(path: Path | None, overrides: dict[str, Any], *, dry_run: bool = False) -> TrainConfig:
-    """Defaults < the YAML file at `path` < `overrides` (None values in overrides are ignored).
+    """Defaults < the YAML file at `path` < `overrides`; a None override (`--set cold_start=null`) drops
+    the key, so the default applies.
 
     A dry run needs no `out` (it writes nothing): without one, `out` is `DRY_RUN_OUT`."""
     values: dict[str, Any] = {}
     if path is not None:
         try:
-            loaded = yaml.safe_load(Path(path).read_text()) or {}
+            loaded = yaml.safe_load(Path(path).read_bytes().decode("utf-8")) or {}
+        except UnicodeDecodeError as e:
+            raise HarnessError(f"cannot read config {path}: not UTF-8 text (byte {e.start})") from None
         except (OSError, yaml.YAMLError) as e:
-            raise HarnessError(f"cannot read config {path}: {e}") from None
+            raise HarnessError(f"cannot read config {path}: {_one_line(e)}") from None
         if not isinstance(loaded, dict):
             raise HarnessError(f"config {path} must be a mapping of keys to values")
         values.update(loaded)
     for key, value in overrides.items():
-        if value is None:
-            continue
         if key.startswith(("trl.", "options.", "cold_start.")):
             group, _, name = key.partition(".")
-            values[group] = {**(values.get(group) or {}), name: value}
+            values[group] = {**_mapping(group, values.get(group)), name: value}
+            if value is None:
+                del values[group][name]
+        elif value is None:
+            values.pop(key, None)
         elif key == "judge":  # the command line's judge settings amend the file's
-            values["judge"] = {**(values.get("judge") or {}), **value}
+            values["judge"] = {**_mapping("judge", values.get("judge")), **_mapping("judge", value)}
         else:
             values[key] = value
     unknown = sorted(set(values) - set(FIELDS))
@@ -173,9 +206,22 @@ def load_config(path: Path | None, overrides: dict[str, Any], *, dry_run: bool =
     for key in ("eval_benchmarks", "report_to"):
         if isinstance(values.get(key), str):
             values[key] = tuple(v for v in values[key].split(",") if v)
-        elif key in values:
+        elif isinstance(values.get(key), list):
             values[key] = tuple(values[key])
     return TrainConfig(**values)
+
+
+def _mapping(name: str, value: Any) -> dict[str, Any]:
+    """The mapping `name` holds so far (none: empty), which a `name.KEY` setting amends."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise HarnessError(f"{name} must be a mapping of names to values, got {value!r}"[:300])
+    return value
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
 
 
 def parse_set(items: list[str]) -> dict[str, Any]:
@@ -185,5 +231,8 @@ def parse_set(items: list[str]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise HarnessError(f"--set expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = yaml.safe_load(value)
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as e:
+            raise HarnessError(f"--set {item!r}: VALUE is not YAML ({_one_line(e)})") from None
     return out

@@ -9,6 +9,8 @@ the initial model).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import subprocess
@@ -18,13 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.store import RunDir, atomic_write, read_file
 from trainers.callbacks import (
     EvalEveryCallback,
     FinalCheckpointCallback,
     MetricsJsonlCallback,
     SamplesJsonlCallback,
     StepLineCallback,
+    read_jsonl,
 )
+from trainers.checkpoints import processes, resume_point
 from trainers.coldstart.options import ColdStartOptions
 from trainers.coldstart.sft import FOLDER as COLD_START_FOLDER
 from trainers.coldstart.sft import check_cold_start, cold_start_model
@@ -50,7 +55,7 @@ def training_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str | None
 
 
 def grpo_args(config: TrainConfig):
-    """The `trl.GRPOConfig` this run trains with."""
+    """The `trl.GRPOConfig` this run trains with; a setting TRL does not know or refuses is a user error."""
     import torch
     from trl import GRPOConfig
 
@@ -61,8 +66,11 @@ def grpo_args(config: TrainConfig):
         "use_cpu": on_cpu,
         "save_strategy": "steps",
     }
+    unknown = sorted(set(config.trl) - {f.name for f in dataclasses.fields(GRPOConfig)})
+    if unknown:
+        raise HarnessError(f"unknown trl settings {unknown}: not fields of TRL's GRPOConfig")
     method = method_class(config)
-    return GRPOConfig(
+    settings = dict(
         output_dir=config.out,
         per_device_train_batch_size=method.rows_per_step(config),
         num_generations=method.sampler_group(config),
@@ -82,8 +90,12 @@ def grpo_args(config: TrainConfig):
         vllm_server_base_url=config.vllm_server_base_url,
         report_to=list(config.report_to),
         chat_template_kwargs=dict(config.chat_template_kwargs) or None,
-        **(defaults | config.trl),
     )
+    try:
+        with quiet_libraries():  # its deprecation warnings are not the user's business
+            return GRPOConfig(**settings, **(defaults | config.trl))
+    except (ValueError, TypeError) as e:
+        raise HarnessError(f"TRL refuses these settings: {' '.join(str(e).split())[:400]}") from None
 
 
 def make_method(config: TrainConfig, scorer: str | None):
@@ -96,11 +108,14 @@ def make_method(config: TrainConfig, scorer: str | None):
 
 
 def check_out_dir(config: TrainConfig) -> str | None:
-    """The checkpoint to resume from (None for a fresh run); refuses an OUT made by another config."""
+    """The checkpoint to resume from (None for a fresh run); refuses an OUT made by another config, and
+    one whose train.json, metrics.jsonl or samples.jsonl is not what this trainer wrote (or a link)."""
     out = Path(config.out)
+    if out.exists() and not out.is_dir():
+        raise HarnessError(f"--out {out} is a file, not a folder")
     saved = out / CONFIG_FILE
-    if saved.is_file():
-        previous = json.loads(saved.read_text())["config"]
+    if os.path.lexists(saved):
+        previous = _saved_config(saved)
         current = json.loads(json.dumps(config.identity))
         if previous != current:
             changed = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
@@ -108,13 +123,55 @@ def check_out_dir(config: TrainConfig) -> str | None:
                 f"{out} holds a run with a different configuration (changed: {', '.join(changed)}); "
                 "use another --out, or the same settings to resume"
             )
-    from transformers.trainer_utils import get_last_checkpoint
+    for name in ("metrics.jsonl", "samples.jsonl"):
+        read_jsonl(out / name)  # a corrupt line stops the run here, before anything is written
+    return resume_point(out, processes())
 
-    return get_last_checkpoint(str(out)) if out.is_dir() else None
+
+def _saved_config(path: Path) -> dict[str, Any]:
+    try:
+        saved = json.loads(read_file(path).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise HarnessError(f"{path}: not a train.json this trainer wrote ({e}); use another --out") from None
+    if not (isinstance(saved, dict) and isinstance(saved.get("config"), dict)):
+        raise HarnessError(f"{path}: not a train.json this trainer wrote (no config); use another --out")
+    return saved["config"]
+
+
+def check_model(config: TrainConfig, rows: list[dict[str, Any]]) -> None:
+    """Refuse a model that does not load, and any prompt that with `max_completion_length` exceeds the
+    model's context (as `harness eval` refuses it; prompts are never cut)."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    try:
+        with quiet_libraries():
+            model = AutoConfig.from_pretrained(config.model)
+            tokenizer = AutoTokenizer.from_pretrained(config.model)
+    except (OSError, ValueError) as e:
+        raise HarnessError(
+            f"--model {config.model}: cannot load it ({' '.join(str(e).split())[:300]})"
+        ) from None
+    limit = getattr(model, "max_position_embeddings", None)
+    if not limit:
+        return
+    for row in rows:
+        if not isinstance(row.get("prompt"), list):
+            continue
+        ids = tokenizer.apply_chat_template(
+            row["prompt"], tokenize=True, add_generation_prompt=True, **dict(config.chat_template_kwargs)
+        )
+        tokens = len(ids["input_ids"] if isinstance(ids, dict) else ids)
+        if tokens + config.max_completion_length > limit:
+            raise HarnessError(
+                f"{config.dataset} item {row.get('id')}: prompt ({tokens} tokens) + max_completion_length "
+                f"({config.max_completion_length}) exceeds the model's context of {limit} tokens; "
+                "drop the item or lower max_completion_length (prompts are not cut)"
+            )
 
 
 def train(config: TrainConfig) -> Path:
-    """Train (or resume) and return OUT."""
+    """Train (or resume) and return OUT. Everything is checked before OUT is written: the options, the
+    folder, the data, the TRL settings, the model and its context, the method."""
     from datasets import Dataset
 
     from trainers.trainer import MethodGRPOTrainer
@@ -122,38 +179,38 @@ def train(config: TrainConfig) -> Path:
     method_class(config).resolved_options(config)  # a bad option stops the run before anything loads
     check_cold_start(config, method_class(config))
     resume = check_out_dir(config)
+    out = Path(config.out)
+    if resume is not None and _step_of(resume) >= config.max_steps:
+        print(f"{out} is already trained to step {_step_of(resume)} of {config.max_steps}: nothing to do")
+        return out
     rows, scorer = training_rows(config)
     args = grpo_args(config)
     sandbox = code_sandbox(scorer)
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    cold = {"cold_start": COLD_START_FOLDER} if config.cold_start is not None else {}
-    (out / CONFIG_FILE).write_text(
-        json.dumps(
-            {"hash": config.hash, "config": config.identity, "scorer": scorer, **sandbox, **cold}, indent=2
-        )
-        + "\n"
-    )
-    os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # read by transformers' callback
-    model = cold_start_model(config, method_class(config)) or config.model
+    check_model(config, rows)
     method = make_method(config, scorer)
-    callbacks = [
-        MetricsJsonlCallback(out / "metrics.jsonl", resumed_at=_step_of(resume)),
-        SamplesJsonlCallback(out / "samples.jsonl", method, resumed_at=_step_of(resume)),
-        FinalCheckpointCallback(),
-    ]
-    if config.eval_every:
-        callbacks.append(EvalEveryCallback(config, evaluate_checkpoint, model))
-    with quiet_libraries():
-        trainer = MethodGRPOTrainer(
-            model=model,
-            args=args,
-            train_dataset=Dataset.from_list(rows),
-            method=method,
-            callbacks=callbacks,
-        )
-        one_line_per_step(trainer, max(1, config.max_steps // 10))
-        trainer.train(resume_from_checkpoint=resume)
+    with RunDir(out).locked() if is_main_process() else contextlib.nullcontext():
+        cold = {"cold_start": COLD_START_FOLDER} if config.cold_start is not None else {}
+        record = {"hash": config.hash, "config": config.identity, "scorer": scorer, **sandbox, **cold}
+        atomic_write(out / CONFIG_FILE, json.dumps(record, indent=2) + "\n")
+        os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # read by transformers' callback
+        model = cold_start_model(config, method_class(config)) or config.model
+        callbacks = [
+            MetricsJsonlCallback(out / "metrics.jsonl", resumed_at=_step_of(resume)),
+            SamplesJsonlCallback(out / "samples.jsonl", method, resumed_at=_step_of(resume)),
+            FinalCheckpointCallback(),
+        ]
+        if config.eval_every:
+            callbacks.append(EvalEveryCallback(config, evaluate_checkpoint, model))
+        with quiet_libraries():
+            trainer = MethodGRPOTrainer(
+                model=model,
+                args=args,
+                train_dataset=Dataset.from_list(rows),
+                method=method,
+                callbacks=callbacks,
+            )
+            one_line_per_step(trainer, max(1, config.max_steps // 10))
+            trainer.train(resume_from_checkpoint=resume)
     return out
 
 

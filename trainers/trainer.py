@@ -4,7 +4,8 @@ Only `_generate_and_score_completions` is replaced (the route TRL's maintainers 
 huggingface/trl#4525): the method makes, scores and normalises the rollouts, and the trainer hands
 TRL's loss the exact dict it consumes (`CONSUMED_KEYS`; a contract test pins it). TRL's loss, its
 `loss_type`s, clipping, KL, vLLM importance sampling, optimisation, DDP/DeepSpeed and checkpointing are
-used as they are. Method state is saved in each checkpoint (`method_state.pt`) and restored on resume.
+used as they are. Method state is saved in each checkpoint as plain data (`trainers/checkpoints.py`:
+JSON and safetensors, never a pickle) and restored on resume.
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
 from trl.trainer.utils import RepeatSampler, get_config_model_id, pad
 
+from trainers.checkpoints import load_method_state, save_method_state
 from trainers.engine import make_engine
 from trainers.masks import completion_mask as make_completion_mask
 from trainers.masks import mask_truncated
 from trainers.method import IDLE, Batch, Method
 from trainers.rollout import Rollout
 
-METHOD_STATE = "method_state.pt"
-OLD_METHOD_STATE = "backend_state.pt"  # its name in checkpoints from before the backend -> method rename
 # What TRL 1.16's `_compute_loss` reads from a batch (tests/training/test_trainer_core.py checks it)
 CONSUMED_KEYS = (
     "prompt_ids",
@@ -291,21 +291,12 @@ class MethodGRPOTrainer(GRPOTrainer):
             self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
         )
         os.makedirs(folder, exist_ok=True)
-        torch.save(
-            self.method.state_dict(),
-            os.path.join(folder, method_state_file(self.accelerator.process_index)),
-        )
+        save_method_state(folder, self.accelerator.process_index, self.method.state_dict())
 
     def _load_optimizer_and_scheduler(self, checkpoint: str | None) -> None:
         super()._load_optimizer_and_scheduler(checkpoint)
         if checkpoint is not None:
-            path = method_state_path(checkpoint, self.accelerator.process_index)
-            if not os.path.isfile(path):
-                raise FileNotFoundError(
-                    f"{path} is missing: the checkpoint was not written by this trainer "
-                    "with this number of processes"
-                )
-            self.method.load_state_dict(torch.load(path, weights_only=False))
+            load_method_state(checkpoint, self.accelerator.process_index, self.method)
 
 
 class EpochSeededSampler(RepeatSampler):
@@ -316,18 +307,6 @@ class EpochSeededSampler(RepeatSampler):
     def set_epoch(self, epoch: int) -> None:
         if self.shuffle and self.seed is not None:  # unshuffled, TRL keeps no generator
             self.generator.manual_seed(self.seed + epoch)
-
-
-def method_state_file(rank: int, name: str = METHOD_STATE) -> str:
-    """`method_state.pt` for process 0, `method_state-rank{r}.pt` for the others."""
-    return name if rank == 0 else name.replace(".pt", f"-rank{rank}.pt")
-
-
-def method_state_path(checkpoint: str, rank: int) -> str:
-    """A process's method state in `checkpoint`; older checkpoints have it under `OLD_METHOD_STATE`."""
-    path = os.path.join(checkpoint, method_state_file(rank))
-    old = os.path.join(checkpoint, method_state_file(rank, OLD_METHOD_STATE))
-    return old if not os.path.isfile(path) and os.path.isfile(old) else path
 
 
 def _fit_rows(rows: list[int], budget: int, step: int, filler: int, idle: int) -> tuple[list[int], Tensor]:

@@ -175,11 +175,12 @@ class OpenAIBackend:
         )
 
     def _choice(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The reply's first choice and its usage; a reply of another shape is refused in one line."""
         reply = self._call("POST", path, body)
-        try:
-            return reply["choices"][0], reply.get("usage") or {}
-        except (KeyError, IndexError, TypeError):
-            raise ServerError(f"{self.base_url}{path} answered without choices: {str(reply)[:300]}") from None
+        problem = reply_problem(reply, "message" if path == "/chat/completions" else "text")
+        if problem:
+            raise ServerError(f"{self.base_url}{path} answered {problem}: {one_line(str(reply))[:300]}")
+        return reply["choices"][0], reply.get("usage") or {}
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         """One API call, retried while the server is unavailable and, a few times, when it fails."""
@@ -282,6 +283,31 @@ def retry_after(header: str | None) -> float | None:
         return min(max(float(header), 0.0), 300.0) if header else None
     except ValueError:
         return None
+
+
+def reply_problem(reply: dict[str, Any], field: str) -> str | None:
+    """What is wrong with a completion reply's shape (`field`: "message" for chat, "text"), or None."""
+    choices = reply.get("choices")
+    if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+        return "without a list of choices"
+    choice, usage = choices[0], reply.get("usage")
+    text = choice.get(field)
+    if field == "message":
+        if not isinstance(text, dict):
+            return "a choice without a message"
+        text = {k: v for k, v in text.items() if k in ("content", "reasoning_content", "reasoning")}
+        if not all(v is None or isinstance(v, str) for v in text.values()):
+            return "a message whose content is not text"
+    elif not (text is None or isinstance(text, str)):
+        return "a choice whose text is not text"
+    if not (choice.get("finish_reason") is None or isinstance(choice["finish_reason"], str)):
+        return "a finish reason that is not a string"
+    if usage is not None and not (
+        isinstance(usage, dict)
+        and all(type(usage.get(k)) in (int, type(None)) for k in ("prompt_tokens", "completion_tokens"))
+    ):
+        return "a usage that is not token counts"
+    return None
 
 
 def joined_reasoning(message: dict[str, Any], think_opened: bool) -> tuple[str, bool]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 
 import pytest
-import torch
 from test_train_cli import REPO, dry_run, invoke
 
 from harness import HarnessError
 from trainers.callbacks import read_jsonl
+from trainers.checkpoints import read_method_state
 
 CPU = REPO / "configs/train/arena-cpu.yaml"
 PAPER = REPO / "configs/train/arena.yaml"
@@ -88,5 +88,5 @@ def test_train_arena_on_the_tiny_model_with_the_cpu_config(plain_model, tmp_path
     assert 0 <= step["arena/nonzero_advantage"] <= 1 and "arena/seconds/judge" in step
     replies = [r for s in samples for r in s.get("judge_replies", [])]
     assert replies and all(r["raw"].startswith("The better response is \\boxed{") for r in replies)
-    state = torch.load(out / "checkpoint-1" / "method_state.pt", weights_only=False)
+    state = read_method_state(out / "checkpoint-1", 0)
     assert set(state) == {"rng", "judge"} and set(state["judge"]) == {"rng", "cache"}

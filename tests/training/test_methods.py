@@ -23,11 +23,12 @@ from torch import Tensor
 from trainer_helpers import arithmetic_dataset_rows, cpu_args
 
 from trainers.advantages import group_center, group_zscore, whiten_by_key, whiten_tokens
+from trainers.checkpoints import METHOD_STATE, read_method_state, save_method_state
 from trainers.engine import Engine, continue_rollouts
 from trainers.masks import completion_mask, dmmpt_mask
 from trainers.method import Batch, Method
 from trainers.rollout import Rollout
-from trainers.trainer import METHOD_STATE, MethodGRPOTrainer
+from trainers.trainer import MethodGRPOTrainer
 
 
 class RecordingTrainer(MethodGRPOTrainer):
@@ -546,7 +547,7 @@ def test_reasoning_arena_routes_zero_variance_groups_and_resumes_its_anchor_pool
     trainer.train()
     for step in (1, 2):
         assert (tmp_path / f"checkpoint-{step}" / METHOD_STATE).is_file()
-    saved = torch.load(tmp_path / "checkpoint-2" / METHOD_STATE, weights_only=False)
+    saved = read_method_state(tmp_path / "checkpoint-2", 0)
     assert saved == method.state_dict() and saved["pool"]
 
     # ...and a new trainer resuming from it judges its next step against exactly that pool
@@ -696,11 +697,11 @@ def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path)
                 and earlier.policy_versions == r.policy_versions[: s + 1]
             )
 
-    # the pool is method state: what a checkpoint's method_state.pt holds, restorable as is
+    # the pool is method state: what a checkpoint's method_state.json holds, restorable as is
     assert method.unfinished and all(not r.finished for r in method.unfinished)
-    torch.save(method.state_dict(), tmp_path / METHOD_STATE)
+    save_method_state(tmp_path, 0, method.state_dict())
     restored = UloRLSketch()
-    restored.load_state_dict(torch.load(tmp_path / METHOD_STATE, weights_only=False))
+    restored.load_state_dict(read_method_state(tmp_path, 0))
     assert restored.unfinished == method.unfinished and restored.waiting == method.waiting
 
 

@@ -167,7 +167,7 @@ def test_train_evaluates_checkpoints_plots_and_resumes_exactly(plain_model, tmp_
 
     # checkpoints are model folders with the method's state; metrics one line per step; TensorBoard
     for step in (2, 4):
-        assert {"model.safetensors", "config.json", "tokenizer.json", "method_state.pt"} <= {
+        assert {"model.safetensors", "config.json", "tokenizer.json", "method_state.json"} <= {
             p.name for p in (out / f"checkpoint-{step}").iterdir()
         }
     metrics = read_jsonl(out / "metrics.jsonl")
@@ -236,4 +236,4 @@ def test_two_processes_train_and_one_reports(plain_model, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     printed = done.stdout + done.stderr  # the console writes to stderr
     assert printed.count("trained: ") == 1 and f"trained: {out}\n" in printed
-    assert (out / "checkpoint-1" / "method_state-rank1.pt").is_file()  # the second process trained too
+    assert (out / "checkpoint-1" / "method_state-rank1.json").is_file()  # the second process trained too

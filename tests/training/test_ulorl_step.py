@@ -31,11 +31,11 @@ from trainer_helpers import scripted_trainer
 
 from harness.scoring.rules import gold_text
 from harness.types import Item
+from trainers.checkpoints import read_method_state
 from trainers.data import RowOrder, item_rows
 from trainers.engine import Generation, HFEngine
 from trainers.methods.ulorl.method import UloRLMethod, UloRLOptions
 from trainers.rewards import ScorerReward
-from trainers.trainer import METHOD_STATE
 
 G, L, S = 2, 24, 3
 PROBLEMS = {"P": 7, "Q": 3, "R": 9, "T": 5, "U": 4, "V": 8}  # name -> the right answer
@@ -245,7 +245,7 @@ def test_resume_mid_run_continues_every_sample_exactly(plain_model, tmp_path):
         ulorl(), plain_model, tmp_path / "resumed", save_strategy="steps", save_steps=3, max_steps=3
     )
     first.train()
-    state = torch.load(tmp_path / "resumed" / "checkpoint-3" / METHOD_STATE, weights_only=False)
+    state = read_method_state(tmp_path / "resumed" / "checkpoint-3", 0)
     assert state["admitted"] == 4 and [g["key"] for g in state["pool"]["groups"]] == ["2:pR", "3:pT"]
     r0, r1 = state["pool"]["groups"][0]["samples"]
     assert (r0["segment_lengths"], r0["policy_versions"], r0["finish_reason"]) == (

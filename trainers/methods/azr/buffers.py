@@ -15,13 +15,13 @@ checkpoints with its own state.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness import HarnessError
 from trainers.methods.azr.rewards import TASKS
 
 K_REFERENCES = 6
@@ -85,9 +85,17 @@ ZERO_TASK = Task(SEED_PROGRAM, SEED_INPUT, SEED_OUTPUT)
 
 
 def read_seed_file(path: str | Path) -> list[Task]:
-    """A JSONL file, one task per line (`Task.from_dict`); blank lines are skipped."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [Task.from_dict(json.loads(line)) for line in lines if line.strip()]
+    """A JSONL file, one task per line (`Task.from_dict`); blank lines are skipped. A line that is not
+    UTF-8, not JSON (a torn last line) or not a task is a one-line error naming it."""
+    from harness.data import read_rows
+
+    tasks = []
+    for number, row in read_rows(Path(path)):
+        try:
+            tasks.append(Task.from_dict(row))
+        except (ValueError, TypeError) as e:
+            raise HarnessError(f"{path}:{number}: not an Absolute Zero task ({e})") from None
+    return tasks
 
 
 class TaskBuffers:

@@ -1,0 +1,164 @@
+"""Checkpoints of `harness train`: each process's method state in a safe format, and the last complete
+checkpoint to resume from.
+
+Method state is plain data: `method_state.json` (None, bools, numbers, strings, lists, tuples and dicts,
+tagged where JSON has no form of its own) with any tensors in `method_state.safetensors`. Nothing in a
+run folder is unpickled: a checkpoint that holds its method state as a pickle (`method_state.pt`, from
+before) is refused. A checkpoint is complete once its method state is written (after TRL's files); a
+save cut short leaves one without it, which resume skips.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from harness import HarnessError
+from harness.store import atomic_write
+
+STATE = "method_state"
+LEGACY_STATES = ("method_state.pt", "backend_state.pt")  # pickles, from before this format
+TRAINER_STATE = "trainer_state.json"  # TRL's, the last file it writes in a checkpoint
+CHECKPOINT = re.compile(r"checkpoint-(\d+)")
+METHOD_STATE = f"{STATE}.json"  # process 0's
+TUPLE, TENSOR, PAIRS = "__tuple__", "__tensor__", "__pairs__"
+
+
+def state_file(rank: int, suffix: str) -> str:
+    """`method_state.SUFFIX` for process 0, `method_state-rank{r}.SUFFIX` for the others."""
+    return f"{STATE}.{suffix}" if rank == 0 else f"{STATE}-rank{rank}.{suffix}"
+
+
+def save_method_state(folder: Path, rank: int, state: Any) -> None:
+    """Write `state` into `folder`: tensors first, the JSON last (its presence marks the save done)."""
+    from safetensors.torch import save_file
+
+    tensors: dict[str, Any] = {}
+    text = json.dumps(_encode(state, tensors), allow_nan=True)
+    if tensors:
+        save_file(tensors, str(Path(folder) / state_file(rank, "safetensors")))
+    atomic_write(Path(folder) / state_file(rank, "json"), text + "\n")
+
+
+def read_method_state(folder: Path, rank: int) -> Any:
+    """The state `save_method_state` wrote in `folder`; a one-line error for anything else."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    path = Path(folder) / state_file(rank, "json")
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+        tensors_path = Path(folder) / state_file(rank, "safetensors")
+        return _decode(data, load_file(str(tensors_path)) if tensors_path.is_file() else {})
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, SafetensorError) as e:
+        raise _unfit(path, e) from None
+
+
+def load_method_state(folder: Path, rank: int, method: Any) -> None:
+    """Give `method` its saved state; a one-line error for a state that does not fit it."""
+    state = read_method_state(folder, rank)
+    try:
+        method.load_state_dict(state)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+        raise _unfit(Path(folder) / state_file(rank, "json"), e) from None
+
+
+def _unfit(path: Path, error: Exception) -> HarnessError:
+    return HarnessError(
+        f"{path}: not a method state of this run ({type(error).__name__}: {str(error)[:200]}); delete "
+        f"{path.parent.name} to resume from the checkpoint before it, or start a new --out"
+    )
+
+
+def _encode(value: Any, tensors: dict[str, Any]) -> Any:
+    import torch
+
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, torch.Tensor):
+        name = str(len(tensors))
+        tensors[name] = value.detach().cpu().contiguous()
+        return {TENSOR: name}
+    if isinstance(value, tuple):
+        return {TUPLE: [_encode(v, tensors) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, tensors) for v in value]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) and k not in (TUPLE, TENSOR, PAIRS) for k in value):
+            return {k: _encode(v, tensors) for k, v in value.items()}
+        return {PAIRS: [[_encode(k, tensors), _encode(v, tensors)] for k, v in value.items()]}
+    raise TypeError(f"method state holds a {type(value).__name__}: return plain data from state_dict()")
+
+
+def _decode(data: Any, tensors: dict[str, Any]) -> Any:
+    if isinstance(data, list):
+        return [_decode(v, tensors) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if set(data) == {TUPLE}:
+        return tuple(_decode(v, tensors) for v in data[TUPLE])
+    if set(data) == {TENSOR}:
+        return tensors[data[TENSOR]]
+    if set(data) == {PAIRS}:
+        return {_hashable(_decode(k, tensors)): _decode(v, tensors) for k, v in data[PAIRS]}
+    return {k: _decode(v, tensors) for k, v in data.items()}
+
+
+def _hashable(key: Any) -> Any:
+    if isinstance(key, list | dict):
+        raise TypeError(f"a dict key cannot be a {type(key).__name__}")
+    return key
+
+
+def resume_point(out: Path, processes: int) -> str | None:
+    """The last complete checkpoint in `out` (None for a fresh run). A checkpoint whose save was cut
+    short is skipped with a note; a symbolic link, a pickled method state or damaged weights are errors."""
+    out = Path(out)
+    found = sorted(
+        ((int(m.group(1)), p) for p in out.iterdir() if (m := CHECKPOINT.fullmatch(p.name))),
+        reverse=True,
+    ) if out.is_dir() else []  # fmt: skip
+    for _, folder in found:
+        if folder.is_symlink() or not folder.is_dir():
+            raise HarnessError(f"{folder}: a link or a file, not a checkpoint this trainer wrote; remove it")
+        missing = _missing(folder, processes)
+        if not missing:
+            check_weights(folder)
+            return str(folder)
+        legacy = [name for name in LEGACY_STATES if (folder / name).is_file()]
+        if legacy and (folder / TRAINER_STATE).is_file():
+            raise HarnessError(
+                f"{folder} holds its method state as a pickle ({legacy[0]}), which harness train does not "
+                "load (a pickle can run code): start a new --out, or resume with the version that wrote it"
+            )
+        print(f"note: skipping {folder.name}: its save did not finish (no {missing}); resuming before it")
+    return None
+
+
+def _missing(folder: Path, processes: int) -> str:
+    """The first file a complete checkpoint has and `folder` lacks, or ""."""
+    needed = [TRAINER_STATE, *(state_file(rank, "json") for rank in range(processes))]
+    return next((name for name in needed if not (folder / name).is_file()), "")
+
+
+def check_weights(folder: Path) -> None:
+    """Refuse a checkpoint whose safetensors files are cut short or damaged, in one line."""
+    from safetensors import SafetensorError, safe_open
+
+    for path in sorted(folder.glob("*.safetensors")):
+        try:
+            with safe_open(str(path), "pt"):  # checks the header against the file's size
+                pass
+        except (SafetensorError, OSError, ValueError) as e:
+            raise HarnessError(
+                f"{path}: damaged ({str(e)[:160]}); delete {folder.name} to resume from the checkpoint "
+                "before it, or start a new --out"
+            ) from None
+
+
+def processes() -> int:
+    """How many processes train (accelerate's or torchrun's WORLD_SIZE; 1 alone)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
