@@ -1,7 +1,7 @@
 """Isolated execution of untrusted code: namespaces (bubblewrap), a cgroup and rlimits per process tree."""
 
 from harness.sandbox.isolation import Unavailable, allow_unisolated, facts, isolated, require
-from harness.sandbox.jobs import VERDICTS, CallFailed, Served, Verdict, run_program, run_tests
+from harness.sandbox.jobs import VERDICTS, CallFailed, Served, Verdict, run_program, run_sealed, run_tests
 from harness.sandbox.limits import Limits
 from harness.sandbox.process import Exit
 
@@ -18,5 +18,6 @@ __all__ = [
     "isolated",
     "require",
     "run_program",
+    "run_sealed",
     "run_tests",
 ]

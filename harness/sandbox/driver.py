@@ -18,6 +18,14 @@ resource limits (hard limits, which the code it then runs cannot raise again), p
   process), so the candidate and the assertions never share a process. Ends with
   ``{"done": true}`` or ``{"failed": reason}``. Each message it sends is signed: the line is
   ``HMAC-SHA256(key, "n:" + json) json`` with the job's secret key and the message's number n.
+- ``call`` (one shot, sealed): the code runs once, then either ``f`` is called on each of the job's
+  ``cases`` (argument lists, by value; with ``fresh``, each in a fresh module namespace) or, with
+  ``expression``, that expression is evaluated where the code ran (``f`` removed); ONE line answers,
+  and the process ends. Before any candidate code runs, `seal` takes this process's means to write
+  and exit for the driver alone, removes them from ``os``/``posix``, refuses the job's forbidden
+  imports, and adds an audit hook (which cannot be removed) refusing files, sockets, processes,
+  frames, ctypes and code objects; the answer is encoded by a private copy of the codec with
+  references taken before the code ran. A candidate thus cannot write, patch or end its own verdict.
 
 Nothing this process reports is trusted by the harness except through values it compares itself.
 """
@@ -181,11 +189,246 @@ def check(job, requests, replies):
     send({"done": True})
 
 
+# what a sealed process may not do once candidate code runs (CPython's audit events, by prefix)
+DENIED_EVENTS = (
+    "open",
+    "os.",
+    "subprocess.",
+    "socket.",
+    "ctypes.",
+    "mmap.",
+    "gc.",
+    "sys._getframe",
+    "sys._current_frames",
+    "sys.settrace",
+    "sys.setprofile",
+    "sys.addaudithook",
+    "code.__new__",
+    "function.__new__",
+    "cpython.",
+    "signal.",
+    "fcntl.",
+    "resource.setrlimit",
+    "_posixsubprocess",
+    "pty.",
+    "shutil.",
+    "import_module",
+)
+# frames, which reach the driver's locals; setting __code__ or __globals__ would rewrite trusted functions
+DENIED_ATTRIBUTES = {
+    "tb_frame",
+    "gi_frame",
+    "cr_frame",
+    "ag_frame",
+    "f_back",
+    "f_locals",
+    "f_globals",
+    "__code__",
+    "__globals__",
+    "__closure__",
+    "__builtins__",
+}
+# modules a sealed process never imports, whoever asks: the heap, raw memory, fds, processes
+DENIED_MODULES = {"gc", "ctypes", "_ctypes", "faulthandler", "_posixsubprocess", "_multiprocessing"}
+# os and posix functions that write, end, signal, duplicate or spawn
+STRIPPED = (
+    "write",
+    "writev",
+    "pwrite",
+    "pwritev",
+    "sendfile",
+    "splice",
+    "copy_file_range",
+    "_exit",
+    "abort",
+    "kill",
+    "killpg",
+    "dup",
+    "dup2",
+    "close",
+    "closerange",
+    "fork",
+    "forkpty",
+    "register_at_fork",
+    "system",
+    "popen",
+    "fdopen",
+    "open",
+    "openpty",
+    "pipe",
+    "pipe2",
+    "ftruncate",
+    "truncate",
+    "set_blocking",
+    "set_inheritable",
+    "eventfd",
+    "eventfd_write",
+    "memfd_create",
+    "posix_spawn",
+    "posix_spawnp",
+    "execv",
+    "execve",
+    "execl",
+    "execle",
+    "execlp",
+    "execlpe",
+    "execvp",
+    "execvpe",
+    "spawnv",
+    "spawnve",
+    "spawnl",
+    "spawnle",
+    "spawnlp",
+    "spawnlpe",
+    "spawnvp",
+    "spawnvpe",
+    "tcsetpgrp",
+    "setsid",
+    "setpgid",
+    "mkfifo",
+    "mknod",
+    "set_wakeup_fd",
+    "raise_signal",
+    "pthread_kill",
+    "setitimer",
+    "alarm",
+    "signal",
+)
+
+
+def seal(forbidden):
+    """Keep this process's write and exit for the driver, and take them (and the other ways out) from
+    the code about to run. Returns (write, exit, encode, decode) for the driver alone."""
+    import _signal
+    import _thread
+    import math
+    import posix
+
+    write, end = posix.write, posix._exit
+    codec_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "codec.py")
+    private = {"__name__": "sealed_codec", "__builtins__": dict(builtins.__dict__)}  # copies, out of reach
+    with open(codec_path, encoding="utf-8") as f:
+        exec(compile(f.read(), codec_path, "exec"), private)
+    private["math"] = type("math", (), {"isfinite": staticmethod(math.isfinite)})
+    for module in (posix, os, _signal, sys.modules.get("signal")):
+        for name in STRIPPED:
+            if module is not None and hasattr(module, name):
+                delattr(module, name)
+    for name in ("start_new_thread", "start_new", "interrupt_main"):  # no thread races the driver
+        if hasattr(_thread, name):
+            delattr(_thread, name)
+    banned = set(forbidden) | DENIED_MODULES
+    real_import, modules = builtins.__import__, sys.modules
+
+    def denied(name, names=banned):
+        parts = name.split(".")
+        return any(".".join(parts[:k]) in names for k in range(1, len(parts) + 1))
+
+    def from_library(globals):
+        """Whether an import comes from a module's own code (numpy importing os), not the candidate's."""
+        module = modules.get(globals.get("__name__")) if isinstance(globals, dict) else None
+        return module is not None and getattr(module, "__dict__", None) is globals
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        asked = [name, *(f"{name}.{item}" for item in fromlist or ())]
+        if level == 0 and not from_library(globals) and any(denied(n) for n in asked):
+            raise ImportError(f"import of {name} is forbidden here")
+        return real_import(name, globals, locals, fromlist, level)
+
+    def hook(event, args):
+        if event == "import" and denied(args[0], DENIED_MODULES):
+            raise ImportError(f"import of {args[0]} is forbidden here")
+        if event == "open" and isinstance(args[0], str) and not set(str(args[1] or "w")) & set("wax+"):
+            return  # reading a file (an import's source): the mounts are read-only anyway
+        if event in ("os.listdir", "os.scandir", "os.putenv", "os.unsetenv"):
+            return  # what imports read to find a module; this process's own environment
+        if event.startswith(DENIED_EVENTS):
+            raise PermissionError(f"{event} is not allowed here")
+        if event in ("object.__getattr__", "object.__setattr__", "object.__delattr__") and (
+            args[1] in DENIED_ATTRIBUTES
+        ):
+            raise PermissionError(f"{args[1]} is not allowed here")
+
+    builtins.__import__ = guarded_import
+    sys.addaudithook(hook)
+    return write, end, private["encode"], private["decode"]
+
+
+def sealed_call(job, fd):
+    """The ``call`` mode: run the code, answer one line, end (see the module docstring). After `seal`,
+    this function looks up no global or builtin name: candidate code may have replaced any of them."""
+    cases, expression, code = job.get("cases", []), job.get("expression"), job["code"]
+    fresh = job.get("fresh")
+    for name in job.get("preload", []):  # a library whose import needs what the seal takes (numpy: frames)
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    write, end, encode_value, decode_value = seal(job.get("forbidden", []))
+    text, str_, type_, range_, len_, callable_, exec_, compile_, eval_, builtins_, BaseException_ = (
+        repr,
+        str,
+        type,
+        range,
+        len,
+        callable,
+        exec,
+        compile,
+        eval,
+        builtins,
+        BaseException,
+    )
+
+    def raised(error):  # plain str values: a candidate's str subclass could forge its repr
+        try:
+            return ["raise", str_.__str__(type_(error).__name__)[:200], str_.__str__(str_(error))[:2000]]
+        except BaseException_:
+            return ["raise", "Exception", "an exception that cannot be named"]
+
+    def load():
+        namespace = {"__name__": "solution", "__builtins__": builtins_}
+        exec_(compile_(code, "<solution>", "exec"), namespace)
+        return namespace
+
+    try:
+        namespace = load()
+        if expression is not None:
+            namespace.pop("f", None)
+            value = eval_(compile_(expression, "<input>", "eval"), namespace)
+            answer = {"results": [["ok", encode_value(value)]]}
+        elif not callable_(namespace.get("f")):
+            answer = {"missing": "f"}
+        else:
+            results = []
+            for n in range_(len_(cases)):
+                if n and fresh:
+                    namespace = load()
+                try:
+                    args, kwargs = decode_value(cases[n])  # fresh values: a call may mutate its own
+                    results.append(["ok", encode_value(namespace["f"](*args, **kwargs))])
+                except BaseException_ as e:  # the candidate's, SystemExit too
+                    results.append(raised(e))
+            answer = {"results": results}
+    except BaseException_ as e:
+        answer = {"results": [raised(e)]}
+    try:
+        line = text(answer).encode() + b"\n"
+    except BaseException_:  # a value whose conversion the candidate broke
+        end(3)
+    while line:
+        line = line[write(fd, line) :]
+    end(0)
+
+
 def main():
     requests = os.fdopen(int(sys.argv[1]), "r", encoding="utf-8")
     replies = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
     job = read_line(requests)
     set_limits(job["limits"])
+    if job["mode"] == "call":
+        requests.close()
+        sys.path.append(job.get("packages") or "/nonexistent")
+        sealed_call(job, replies.fileno())
     if job.get("packages"):
         sys.path.append(job["packages"])
     sys.setrecursionlimit(max(sys.getrecursionlimit(), job.get("recursion_limit", 10000)))

@@ -3,6 +3,8 @@
 - `run_program`: a whole program on a given stdin; the harness compares its stdout.
 - `Served`: the code loaded once in a sandbox, then called with arguments; the harness compares
   the returned values (which come back by value: see codec.py).
+- `run_sealed`: code run once, sealed (driver.py's ``call`` mode): it cannot reach the channel that
+  carries its answer, which the harness reads only after the process ended normally.
 - `run_tests`: trusted test code that holds the expected values, in a second sandbox, calling the
   candidate across the wall through the harness; the candidate never sees the test code, and the
   verdict counts only when signed with a secret that only the test process gets (`Proc`'s key).
@@ -10,6 +12,7 @@
 
 from __future__ import annotations
 
+import ast
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -60,6 +63,23 @@ class CallFailed(Exception):
     def __init__(self, verdict: Verdict):
         super().__init__(verdict.reason)
         self.verdict = verdict
+
+
+def run_sealed(job: dict, limits: Limits) -> dict:
+    """A one-shot ``call`` job (driver.py): the code runs sealed, and its single reply is read here once
+    the process has ended with exit code 0. No reply, a second line, or another ending is CallFailed."""
+    proc = Proc({**job, "mode": "call"}, limits)
+    ended = proc.wait(time.monotonic() + limits.wall)
+    if ended.status != "ok":
+        raise CallFailed(failed(ended, "the sealed process ended without a reply"))
+    line, newline, rest = proc.received.partition(b"\n")
+    try:
+        reply = ast.literal_eval(line.decode("utf-8")) if newline and not rest else None
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        reply = None
+    if not isinstance(reply, dict):
+        raise CallFailed(Verdict("error", "the sealed process's reply was not one line of values"))
+    return reply
 
 
 class Served:

@@ -150,6 +150,11 @@ class Proc:
             raise Ended("forged message")
         return body
 
+    @property
+    def received(self) -> bytes:
+        """What the process wrote on the reply channel that `recv` has not taken."""
+        return bytes(self._reply_buffer)
+
     def wait(self, deadline: float) -> Exit:
         """Let the process finish (killing it at `deadline`) and say how it ended."""
         try:

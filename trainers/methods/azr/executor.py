@@ -1,13 +1,18 @@
 """AZR's code executor (absolute_zero.md §1.5, §2): validating proposals and checking answers.
 
-Model-written code runs only in the harness sandbox (`harness.sandbox.Served`), and values cross the
-wall by value (codec.py), as the CRUXEval scorer does: the trainer compares plain builtin values with
-`==` and never evaluates model text itself beyond `ast.parse` and `ast.literal_eval`.
+Model-written code runs only in the harness sandbox, one sealed process per run
+(`harness.sandbox.run_sealed`): the program cannot reach the channel its outcome travels on (the
+driver keeps the only means to write it, and the harness reads it after the process ended normally),
+and values cross the wall by value (codec.py): the trainer compares plain builtin values with `==` and
+never evaluates model text itself beyond `ast.parse` and `ast.literal_eval`. Validation and the
+answers' checks run a program the same way (`run_f`: same process set-up, namespace and calls).
 
 Validation of a proposal (program p defining `f`, input = an argument list such as ``"[1, 2], 3"``):
 
 - safety: no forbidden module or name (`FORBIDDEN`, checked on the AST: imports, dotted uses such as
-  `sys.exit`, `__import__`; a word match when the code does not parse);
+  `sys.exit`, `__import__`; a word match when the code does not parse), and at run time inside the
+  sandbox: an import of a forbidden module fails however it is spelled (`eval` of a built string,
+  `__import__`), and an audit hook refuses files, processes, sockets, frames and code objects;
 - integrity: p parses and `f(input)` returns within the time limit without raising;
 - determinism: `runs` (j = 2) separate sandbox processes, each with its own random hash seed and
   address space, each calling `f` twice (state kept between calls shows too); every input and output
@@ -33,7 +38,6 @@ import json
 import os
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,8 +45,8 @@ from functools import partial
 from typing import Any
 
 from harness import sandbox
-from harness.sandbox import CallFailed, Limits, Served, Verdict
-from harness.sandbox.codec import encode
+from harness.sandbox import CallFailed, Limits, Verdict, run_sealed
+from harness.sandbox.codec import CodecError, decode, encode
 
 # Fig. 8's list, as the paper prints it
 FIG8 = (
@@ -88,8 +92,8 @@ CALLS = 2  # calls of f in each process
 MAX_OUTPUT_CHARS = 10_000
 CACHE_SIZE = 200_000
 KINDS = ("deduction", "abduction", "induction")
-_ARGS = "__azr_arguments__"
-_HELPER = f"\n\ndef {_ARGS}(*args, **kwargs):\n    return [list(args), kwargs]\n"
+PRELOAD = ("numpy",)  # libraries whose import inspects frames, which a sealed process refuses
+_ARGS = "(lambda *a, **k: [list(a), k])"  # an argument list's values, with no name a program could see
 _UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
@@ -247,40 +251,63 @@ def split_cases(cases: Sequence[Run]) -> tuple[Sequence[Run], Sequence[Run]]:
 # --- runs in the sandbox ----------------------------------------------------------------------------
 
 
-def _left(deadline: float) -> float:
-    return max(deadline - time.monotonic(), 1e-3)
-
-
-def _reason(failure: CallFailed, what: str) -> str:
-    verdict = failure.verdict
-    exception = verdict.details.get("exception")
-    if exception == "CodecError":
-        return f"{what} not a plain value"
-    if exception == "MemoryError":
-        return "memory"
-    if verdict.status in ("timeout", "memory"):
-        return verdict.status
-    return verdict.reason if verdict.status == "fail" else f"error: {verdict.reason}"
-
-
-def _calls(code: str, text: str, limits: Limits) -> list[tuple[list, dict, Any]]:
-    """(args, kwargs, output) of CALLS evaluations of the input and calls of f on it, in one new
-    sandbox within `limits.wall`; Invalid if one fails."""
-    deadline = time.monotonic() + limits.wall
-    what = "program"
+def _sealed(code: str, limits: Limits, names: Iterable[str], **job: Any) -> list[tuple]:
+    """The outcomes of a sealed one-shot run (`harness.sandbox.run_sealed`): ("ok", value) or
+    ("raise", type, message) per case; Invalid for "no function f", a limit or a broken reply."""
+    preload = [name for name in PRELOAD if name in code]  # imported before the seal (see driver.py)
     try:
-        with Served(code + _HELPER, limits) as served:
-            if "f" not in served.names:
-                raise Invalid("no function f")
-            found = []
-            for _ in range(CALLS):
-                what = "input"
-                args, kwargs = served.eval(_call_text(_ARGS, text), timeout=_left(deadline))
-                what = "output"
-                found.append((args, kwargs, served.call("f", args, kwargs, timeout=_left(deadline))))
-            return found
+        reply = run_sealed({"code": code, "forbidden": sorted(names), "preload": preload, **job}, limits)
     except CallFailed as e:
-        raise Invalid(_reason(e, what)) from None
+        status = e.verdict.status
+        raise Invalid(status if status in ("timeout", "memory") else f"error: {e.verdict.reason}") from None
+    if "missing" in reply:
+        raise Invalid("no function f")
+    outcomes, expected = reply.get("results"), len(job.get("cases", [])) or 1
+    if (
+        not isinstance(outcomes, list)
+        or len(outcomes) != expected
+        or not all(isinstance(o, list) and o for o in outcomes)
+    ):
+        raise Invalid("error: a reply that is not outcomes")
+    try:
+        return [("ok", decode(o[1])) if o[0] == "ok" else ("raise", str(o[1]), str(o[2])) for o in outcomes]
+    except (CodecError, IndexError, RecursionError) as e:
+        raise Invalid(f"error: unreadable value ({e})") from None
+
+
+def _value(outcome: tuple, what: str) -> Any:
+    """An outcome's value; Invalid naming how it failed (`what`: input or output)."""
+    if outcome[0] == "ok":
+        return outcome[1]
+    kind, message = outcome[1], outcome[2]
+    if kind == "CodecError":
+        raise Invalid(f"{what} not a plain value")
+    if kind == "MemoryError":
+        raise Invalid("memory")
+    raise Invalid(f"raised {kind}: {message}"[:500])
+
+
+def argument_values(code: str, text: str, limits: Limits, names: Iterable[str] = FORBIDDEN) -> tuple:
+    """The values of the argument list `text`: literals read here, any other expression evaluated in a
+    sealed sandbox where `code` ran without its `f` (so an input cannot patch the program it feeds)."""
+    values = arguments(text)
+    if values is not None:
+        return values
+    [outcome] = _sealed(code, limits, names, expression=_call_text(_ARGS, text))
+    value = _value(outcome, "input")
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], list)):
+        raise Invalid("malformed input")
+    return value[0], value[1]
+
+
+def run_f(
+    code: str, values: tuple, limits: Limits, names: Iterable[str] = FORBIDDEN, calls: int = CALLS
+) -> list:
+    """What `f` returns when called `calls` times on `values` in one new sealed sandbox; Invalid if it
+    does not return. Validation and the answers' checks call this same function, so a program sees the
+    same process, namespace and calls whichever is running it."""
+    case = encode([list(values[0]), dict(values[1])])
+    return [_value(o, "output") for o in _sealed(code, limits, names, cases=[case] * calls)]
 
 
 def validate(
@@ -298,7 +325,10 @@ def validate(
     if refused:
         return Run(text, refused)
     try:
-        results = [result for _ in range(runs) for result in _calls(code, text, limits)]
+        results = []
+        for _ in range(runs):
+            args, kwargs = argument_values(code, text, limits, names)
+            results += [(args, kwargs, value) for value in run_f(code, (args, kwargs), limits, names)]
     except Invalid as e:
         return Run(text, str(e))
     first = results[0]
@@ -319,9 +349,16 @@ def _compare(got: Any, gold: Any) -> Verdict:
     return Verdict("pass") if got == gold else Verdict("fail", "wrong value")
 
 
-def check_deduction(answer: str, gold: Any, limits: Limits = LIMITS) -> Verdict:
+def _verdict(error: Invalid) -> Verdict:
+    reason = str(error)
+    return Verdict(reason, reason) if reason in ("timeout", "memory") else Verdict("fail", reason)
+
+
+def check_deduction(
+    answer: str, gold: Any, limits: Limits = LIMITS, names: Iterable[str] = FORBIDDEN
+) -> Verdict:
     """The predicted output equals `gold` by value: a literal is read here, any other expression is
-    evaluated in a sandbox where no program is defined (so `f(...)` is no answer)."""
+    evaluated in a sealed sandbox where no program is defined (so `f(...)` is no answer)."""
     answer = answer.strip()
     try:
         tree = parse(answer, "eval")
@@ -332,56 +369,55 @@ def check_deduction(answer: str, gold: Any, limits: Limits = LIMITS) -> Verdict:
     except (*_UNPARSABLE, TypeError):
         pass
     try:
-        with Served("", limits) as served:
-            return _compare(served.eval(answer), gold)
-    except CallFailed as e:
-        return e.verdict
+        [outcome] = _sealed("", limits, names, expression=answer)
+        return _compare(_value(outcome, "answer"), gold)
+    except Invalid as e:
+        return _verdict(e)
 
 
-def check_abduction(code: str, answer: str, gold: Any, limits: Limits = LIMITS) -> Verdict:
-    """p = `code` returns `gold` on the argument list `answer`. Arguments that are not literals are
-    evaluated in a sandbox of their own without `f`, so an answer cannot patch the program it runs."""
+def check_abduction(
+    code: str, answer: str, gold: Any, limits: Limits = LIMITS, names: Iterable[str] = FORBIDDEN
+) -> Verdict:
+    """p = `code` returns `gold` on the argument list `answer`, on every call of validation's
+    (`run_f`). Arguments that are not literals are evaluated first, apart (`argument_values`)."""
     try:
-        values = arguments(answer)
+        arguments(answer)
     except ValueError:
         return Verdict("fail", "malformed input")
     try:
-        if values is None:
-            with Served(f"{code}\ndel f{_HELPER}", limits) as served:
-                values = served.eval(_call_text(_ARGS, answer))
-        with Served(code, limits) as served:
-            return _compare(served.call("f", *values), gold)
-    except CallFailed as e:
-        return e.verdict
+        values = argument_values(code, answer, limits, names)
+        outputs = run_f(code, values, limits, names)
+    except Invalid as e:
+        return _verdict(e)
+    return Verdict("pass") if all(o == gold for o in outputs) else Verdict("fail", "wrong value")
 
 
-def check_induction(code: str, cases: Sequence[Run], limits: Limits = LIMITS) -> Verdict:
+def check_induction(
+    code: str, cases: Sequence[Run], limits: Limits = LIMITS, names: Iterable[str] = FORBIDDEN
+) -> Verdict:
     """The program `code` returns every hidden case's output (only the hidden half is scored), each
-    case in a fresh module namespace; passes only if all do."""
+    case in a fresh module namespace of one sealed sandbox; passes only if all do."""
     if not parses(code):
         return Verdict("fail", "syntax error")
     _, hidden = split_cases(cases)
+    calls = [encode([list(c.arguments[0]), dict(c.arguments[1])]) for c in hidden]
     try:
-        with Served(code, limits) as served:
-            if "f" not in served.names:
-                return Verdict("fail", "no function f")
-            for n, case in enumerate(hidden):
-                if n:
-                    served.reload()
-                if served.call("f", *case.arguments) != case.value:
-                    return Verdict("fail", f"wrong value on hidden case {n + 1}")
-    except CallFailed as e:
-        return e.verdict
+        outputs = [_value(o, "output") for o in _sealed(code, limits, names, cases=calls, fresh=True)]
+    except Invalid as e:
+        return _verdict(e)
+    for n, (output, case) in enumerate(zip(outputs, hidden, strict=True)):
+        if output != case.value:
+            return Verdict("fail", f"wrong value on hidden case {n + 1}")
     return Verdict("pass")
 
 
-def check(item: Check, limits: Limits = LIMITS) -> Verdict:
+def check(item: Check, limits: Limits = LIMITS, names: Iterable[str] = FORBIDDEN) -> Verdict:
     if item.kind == "deduction":
-        return check_deduction(item.answer, item.gold, limits)
+        return check_deduction(item.answer, item.gold, limits, names)
     if item.kind == "abduction":
-        return check_abduction(item.code, item.answer, item.gold, limits)
+        return check_abduction(item.code, item.answer, item.gold, limits, names)
     if item.kind == "induction":
-        return check_induction(item.answer, item.cases, limits)
+        return check_induction(item.answer, item.cases, limits, names)
     raise ValueError(f"unknown kind {item.kind!r}: one of {KINDS}")
 
 
@@ -442,7 +478,7 @@ class Executor:
     def check_many(self, items: Sequence[Check]) -> list[Verdict]:
         """Each answer's Verdict (pass, fail, timeout, memory or error), in order."""
         return self._run(
-            [item.key() for item in items], [partial(check, item, self.limits) for item in items]
+            [item.key() for item in items], [partial(check, item, self.limits, self.names) for item in items]
         )
 
     def stats(self) -> dict[str, int]:
