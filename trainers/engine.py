@@ -30,7 +30,13 @@ class Generation:
 
 
 class Engine(Protocol):
-    """What methods generate with."""
+    """What methods generate with.
+
+    `generate` (and `logprobs`) may be a collective: under DeepSpeed ZeRO-3 each call gathers the
+    sharded weights, and vLLM's server and tensor-parallel modes gather the processes' prompts. Every
+    process must therefore make the same sequence of calls in a step, whatever its own work; a process
+    with nothing to generate calls `generate([])`, which still takes part and returns [].
+    """
 
     tokenizer: Any
     policy_version: int  # optimizer steps taken by the weights that sample
@@ -133,6 +139,9 @@ class HFEngine(_TrainerEngine):
         from trl.trainer.utils import pad
 
         trainer = self.trainer
+        if not prompts:  # nothing of ours: still join the call (ZeRO-3 gathers the weights in it)
+            with self.inference_model():
+                return []
         prompt_tensors = [torch.tensor(list(p)) for p in prompts]
         input_ids = pad(prompt_tensors, padding_value=self.tokenizer.pad_token_id, padding_side="left")
         attention_mask = pad(
@@ -167,12 +176,13 @@ class VLLMEngine(_TrainerEngine):
         if trainer.state.global_step != trainer._last_loaded_step:
             vllm.sync_weights()
             trainer._last_loaded_step = trainer.state.global_step
+        sent = self._same_count_as_peers(prompts)
+        if not sent:  # no process has a prompt (or a colocated engine without any): nothing to call
+            return []
         budget = vllm.max_completion_length
         vllm.max_completion_length = max_tokens or budget
         try:
-            _, ids, logprobs, _ = vllm.generate(
-                prompts=self._same_count_as_peers(prompts), images=None, num_generations=1
-            )
+            _, ids, logprobs, _ = vllm.generate(prompts=sent, images=None, num_generations=1)
         finally:
             vllm.max_completion_length = budget
         pairs = list(zip(ids, logprobs, strict=True))[: len(prompts)]
@@ -193,6 +203,18 @@ class VLLMEngine(_TrainerEngine):
         most = max(gather_object([len(sent)]))
         filler = sent[0] if sent else [self.tokenizer.eos_token_id]
         return sent + [filler] * (most - len(sent))
+
+
+def any_process(flag: bool) -> bool:
+    """Whether `flag` is true on any process (a collective: every process must call it alike); for
+    loops whose rounds generate, which every process runs as often as the one that needs the most."""
+    from accelerate import PartialState
+
+    if PartialState().num_processes == 1:
+        return flag
+    from accelerate.utils import gather_object
+
+    return any(gather_object([flag]))
 
 
 def make_engine(trainer: Any) -> Engine:

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 import torch
-from launch import records, run_worker
+from fake_openai import FakeOpenAI
+from launch import free_port, records, run_worker
 from safetensors.torch import load_file
 
 pytestmark = pytest.mark.multiproc
@@ -195,3 +196,152 @@ def test_ulorl_groups_finish_on_one_rank_only(plain_model, tmp_path):
     assert one == [True, True, False]  # its samples reach the 24-token cap in the third segment
     assert all(r["trainable"] > 0 for r in ranks[0]["rollouts"])
     resume_reproduces_last_checkpoint(tmp_path, spec, CONFIGS / "ulorl-cpu.yaml", "ulorl")
+
+
+# --- SPELL ------------------------------------------------------------------------------------------------
+
+CLUSTERS = [
+    {
+        "id": f"gen-{i}",
+        "task": "doc_general_qa",
+        "source": "test",
+        "documents": [f"Alpha {i} is in Paris."] * 2,
+    }
+    for i in range(3)
+]
+
+
+def test_spell_refill_rounds_on_one_rank(plain_model, tmp_path):
+    """Rank 1's first round keeps no question (a malformed proposal), rank 0's keeps one: both play a
+    second round (rounds are global), with as many engine calls per stage. The history memory is per
+    process: each rank's holds the questions it asked."""
+    corpus = tmp_path / "clusters.jsonl"
+    corpus.write_text("".join(json.dumps(c) + "\n" for c in CLUSTERS))
+    spec = {
+        "method": "spell",
+        "model": str(plain_model),
+        "out": str(tmp_path / "out"),
+        "dataset": str(corpus),
+        "prompts_per_step": 1,
+        "num_generations": 2,
+        "max_completion_length": 128,
+        "max_steps": 2,
+        "learning_rate": 1e-4,
+        "loss_type": "dapo",
+        "options": {
+            "documents_per_question": 1,
+            "verifier_samples": 2,
+            "questions_per_round": 1,
+            "max_rounds": 3,
+            "short_batch": "train",
+            "max_input_tokens": 2048,
+        },
+        **COMMON,
+    }
+    ranks = launch(2, tmp_path / "run", "spell", spec)
+    assert_lockstep(ranks)
+    metrics = [json.loads(line) for line in (tmp_path / "out/metrics.jsonl").read_text().splitlines()]
+    assert [m["spell/refill_rounds"] for m in metrics if "spell/refill_rounds" in m] == [2.0, 2.0]
+    zero, one = (Path(spec["out"]) / "checkpoint-2" / name for name in ("method_state", "method_state-rank1"))
+    memory = [json.loads(next(p.parent.glob(p.name + ".*")).read_text())["memory"] for p in (zero, one)]
+    asked = [{(task, cluster) for task, cluster, _ in m["entries"]} for m in memory]
+    assert asked[0] and asked[1] and memory[0] != memory[1]
+    resume_reproduces_last_checkpoint(tmp_path, spec, None, "spell")
+
+
+# --- AZR --------------------------------------------------------------------------------------------------
+
+
+def test_azr_proposals_valid_on_one_rank_only(plain_model, tmp_path):
+    """Rank 0's proposals are valid (validated in the sandbox, then probed by Monte-Carlo solves);
+    rank 1's are not parseable: it still joins the probes' engine call. Buffers are per process: rank
+    0's grow, rank 1's keep the seed triplet only."""
+    spec = {
+        "method": "azr",
+        "model": str(plain_model),
+        "out": str(tmp_path / "out"),
+        "dataset": "identity",
+        "prompts_per_step": 1,
+        "max_completion_length": 96,
+        "max_steps": 2,
+        "learning_rate": 1e-4,
+        "loss_type": "grpo",
+        "options": {"mc_samples": 2, "num_inputs": 4, "template": "r1", "timeout": 5.0},
+        **COMMON,
+    }
+    ranks = launch(2, tmp_path / "run", "azr", spec)
+    assert_lockstep(ranks)
+    engine_calls = [e for e in ranks[0]["events"] if e.startswith("engine.")]
+    assert engine_calls == ["engine.generate"] * 6  # per step: proposals, probes, answers
+    states = [
+        json.loads((Path(spec["out"]) / "checkpoint-2" / f"{name}.json").read_text())
+        for name in ("method_state", "method_state-rank1")
+    ]
+    sizes = [{task: len(items) for task, items in s["buffers"]["buffers"].items()} for s in states]
+    assert all(sizes[0][task] > sizes[1][task] for task in sizes[0]), sizes
+    resume_reproduces_last_checkpoint(tmp_path, spec, None, "azr")
+
+
+# --- Arena ------------------------------------------------------------------------------------------------
+
+
+def arena(model: Path, out: Path, judge: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "method": "arena",
+        "model": str(model),
+        "out": str(out),
+        "dataset": f"jsonl:{CONFIGS / 'arena-cpu-problems.jsonl'}",
+        "scorer": "integer",
+        "prompt_template": "{problem}",
+        "prompts_per_step": 2,
+        "num_generations": 4,
+        "max_completion_length": 32,
+        "max_steps": 2,
+        "learning_rate": 1e-4,
+        "loss_type": "cispo",
+        "trl": {"epsilon_high": 3.0},
+        "judge": judge,
+        "options": {"tournament": "live", "judge_max_tokens": 16},
+        **COMMON,
+    }
+
+
+def first_is_better(body: dict, count: int):
+    text = "Compared the two.\n\\boxed{A}"
+    return 200, {"choices": [{"message": {"content": text}, "finish_reason": "stop"}], "usage": {}}, {}
+
+
+def test_arena_served_judge_asked_by_the_main_process_for_every_rank(plain_model, tmp_path):
+    """Only rank 1's groups have no verifier variance and are routed; the main process (rank 0) asks the
+    served judge (a fake OpenAI server on 127.0.0.1) once per call, and both ranks get the same rewards."""
+    with FakeOpenAI(first_is_better) as fake:
+        spec = arena(plain_model, tmp_path / "out", {"model": "fake/model", "base_url": fake.base_url})
+        ranks = launch(2, tmp_path / "run", "arena", spec)
+        requests = len(fake.bodies)
+    assert_lockstep(ranks)
+    metrics = [json.loads(line) for line in (tmp_path / "out/metrics.jsonl").read_text().splitlines()]
+    asked = sum(m["arena/judge/requests"] for m in metrics if "arena/judge/requests" in m)
+    assert requests == asked > 0  # once per call, not once per rank
+    for step in ranks[0]["steps"]:
+        judged = {g for g, a in zip(step["groups"], step["advantages"], strict=True) if a != 0}
+        assert {g.split("/")[0] for g in judged} == {"0", "1"}  # rank 1's groups learn from the judge
+        rewards: dict[str, set[float]] = {}
+        for group, reward in zip(step["groups"], step["rewards"], strict=True):
+            rewards.setdefault(group, set()).add(reward)
+        assert all(len(rewards[g]) == 1 for g in rewards if g.startswith("1/"))  # rank 1's: uniform
+        assert any(len(rewards[g]) > 1 for g in rewards if g.startswith("0/"))  # rank 0's: diverse
+
+
+def test_arena_judge_failure_reaches_every_rank(plain_model, tmp_path):
+    """A served judge that is not there: the main process's error is broadcast, every rank raises it,
+    and the run ends (exit status 1) within the launch's limit."""
+    port = free_port()  # nothing listens there
+    judge = {"model": "fake/model", "base_url": f"http://127.0.0.1:{port}/v1", "server_wait": 0}
+    done = run_worker(
+        2, {"script": "arena", "overrides": arena(plain_model, tmp_path / "out", judge)}, tmp_path
+    )
+    assert done.returncode != 0
+    for rank in (0, 1):  # the main process's error (the backend's ServerError), raised on each rank
+        said = [line for line in done.output.splitlines() if line.startswith(f"[rank{rank}]: harness.")]
+        assert said and f"GET http://127.0.0.1:{port}/v1/models: no answer" in said[-1]
+    assert not (tmp_path / "out" / "checkpoint-1").exists()

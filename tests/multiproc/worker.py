@@ -96,7 +96,53 @@ def spae_refill_and_boundaries(prompt: str, rank: int, call: int, copy: int) -> 
     return f"Yes\n\n {answer}" if copy % 2 == 0 else f"No {answer + 1}"
 
 
+SPELL_QUESTION = '{"question": "Which city hosts Alpha?", "answer": "Paris"}'
+
+
+def spell_refill_on_one_rank(prompt: str, rank: int, call: int, copy: int) -> str:
+    """Rank 1's first proposal of each step is malformed (its round keeps no question, so it plays
+    another); rank 0's first is usable. Responders: half right; verifiers say YES to Paris."""
+    if "## Document Context" in prompt:  # the questioner
+        return "I cannot write JSON." if rank == 1 and call == 0 else SPELL_QUESTION
+    if "Answer 1:" in prompt:  # a verifier
+        return "[[YES]]" if "Answer 1: Paris" in prompt else "[[NO]]"
+    if "<text>\nEmpty\n</text>" in prompt:  # the grounding check, without documents
+        return "The correct answer is London."
+    return f"The correct answer is {'Paris' if copy % 2 == 0 else 'London'}."
+
+
+AZR_PROGRAM = "def f(x):\n    return x * 2 + 1"
+
+
+def azr_valid_on_one_rank(prompt: str, rank: int, call: int, copy: int) -> str:
+    """Rank 0 proposes a valid program (and induction inputs); rank 1 proposes nothing parseable, so
+    only rank 0 has proposals to probe with Monte-Carlo solves. Solvers answer 3 (right for x=1)."""
+    if "## Task: Create a" in prompt or "## Task: Output" in prompt:  # a proposer
+        if rank == 1:
+            return "I have no idea.</think>"
+        if "## Task: Output" in prompt:
+            fences = "".join(f"```input\n{v}\n```\n" for v in ("1", "2", "3", "4"))
+            return f"some inputs</think>\n<answer>\n{fences}```message\nDoubles.\n```\n</answer>"
+        return f"a program</think>\n<answer>\n```python\n{AZR_PROGRAM}\n```\n```input\n1\n```\n</answer>"
+    kind = (
+        "python" if "Deduce the Function" in prompt else "input" if "Possible Input" in prompt else "output"
+    )
+    value = AZR_PROGRAM if kind == "python" else "1" if kind == "input" else "3"
+    return f"solving</think>\n<answer>\n```{kind}\n{value}\n```\n</answer>"
+
+
+def arena_routes_on_one_rank(prompt: str, rank: int, call: int, copy: int) -> str:
+    """Rank 0's groups are diverse (the verifier decides); rank 1's are uniform, all right, so only
+    rank 1's groups are routed to the judge (which the main process, rank 0, asks)."""
+    answer = gold(prompt)
+    wrong = rank == 0 and copy % 2
+    return f"{'so ' * copy}[q{copy}] The answer is {answer + 1 if wrong else answer}."
+
+
 SCRIPTS: dict[str, Callable[[str, int, int, int], str]] = {
+    "arena": arena_routes_on_one_rank,
+    "spell": spell_refill_on_one_rank,
+    "azr": azr_valid_on_one_rank,
     "arithmetic": arithmetic,
     "ulorl": ulorl_one_rank_finishes,
     "spae": spae_refill_and_boundaries,

@@ -496,4 +496,6 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def _generate(engine: Engine, prompt_ids: list[list[int]], max_tokens: int | None) -> list[Any]:
-    return engine.generate(prompt_ids, max_tokens) if prompt_ids else []
+    """Called with no prompts too: generation can be a collective (`Engine`), and a process whose
+    proposals were all invalid still joins the Monte-Carlo solves of the others."""
+    return engine.generate(prompt_ids, max_tokens)

@@ -34,7 +34,7 @@ from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
 from trainers.data import RowOrder
-from trainers.engine import Engine
+from trainers.engine import Engine, any_process
 from trainers.method import Method, MethodOptions, StageClock, readable
 from trainers.methods.spae.advantage import PENALTY_FORMS, SHAPING_MEANS, SpaeSettings, spae_terms
 from trainers.methods.spae.probes import (
@@ -224,12 +224,7 @@ class SpaeMethod(Method):
     def _any_short(self, missing: int) -> bool:
         """Whether any process still lacks groups (every process runs the same refill rounds: under
         ZeRO-3 and vLLM's server mode a generation is a collective call)."""
-        short = missing > 0 and self.options.dynamic_sampling
-        if self.order.processes == 1:
-            return short
-        from accelerate.utils import gather_object
-
-        return any(gather_object([short]))
+        return any_process(missing > 0 and self.options.dynamic_sampling)
 
     def _sample(self, rows: Sequence[dict[str, Any]], engine: Engine, tag: str) -> list[list[Rollout]]:
         """G scored samples of each row, as one group per row."""

@@ -38,7 +38,7 @@ from harness.backends.chat import middle_truncate
 from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore, whiten_by_key
-from trainers.engine import Engine
+from trainers.engine import Engine, any_process
 from trainers.method import Method, MethodOptions, StageClock
 from trainers.methods.spell import prompts
 from trainers.methods.spell.memory import Entry, HistoryMemory, questioner_documents
@@ -211,7 +211,10 @@ class SpellMethod(Method):
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
         o, played, rounds = self.options, [], 0
         self._clock.seconds.clear()
-        while rounds < o.max_rounds and sum(kept(self._summary(q)) for q in played) < self.questions:
+        # rounds are global: a process that has its N questions still plays while another has not
+        while rounds < o.max_rounds and any_process(
+            sum(kept(self._summary(q)) for q in played) < self.questions
+        ):
             rounds += 1
             played += self._play_round(engine)
         survived = sum(kept(self._summary(q)) for q in played)
@@ -238,7 +241,7 @@ class SpellMethod(Method):
                 _opens(engine, q.prompt_ids),
             )
         proposed = [q for q in round_ if isinstance(q.parsed, Proposal)]
-        if o.grounding_filter and proposed:
+        if o.grounding_filter:  # with no proposal too: every process makes the call
             blind = [self._responder_ids(engine, q, prompts.NO_DOCUMENTS) for q in proposed]
             with clock("grounding"):
                 answers = _generate(engine, blind, o.responder_max_tokens)
@@ -521,5 +524,6 @@ def _opens(engine: Engine, prompt_ids: list[int]) -> bool:
 
 
 def _generate(engine: Engine, prompt_ids: list[list[int]], max_tokens: int | None) -> list[Any]:
-    """The engine's generations, skipping the call when a stage has nothing to generate."""
-    return engine.generate(prompt_ids, max_tokens) if prompt_ids else []
+    """The engine's generations; called when a stage has nothing to generate too, since generation can
+    be a collective (`Engine`): every process makes each stage's call of every round."""
+    return engine.generate(prompt_ids, max_tokens)
