@@ -51,6 +51,13 @@ def train_command(
     unsafe_no_sandbox: Annotated[
         bool, typer.Option(help="Run code rewards WITHOUT isolation where bubblewrap is unusable.")
     ] = False,
+    num_processes: Annotated[
+        int | None,
+        typer.Option(
+            help="Processes you asked the launcher for; the run stops if it started another number "
+            "(accelerate launch --cpu starts one)."
+        ),
+    ] = None,
 ) -> None:
     """Train a model with a method on TRL; checkpoints land in OUT/checkpoint-N."""
     import json
@@ -82,7 +89,13 @@ def train_command(
 
         typer.echo(json.dumps(describe(cfg), indent=2, default=str))
         return
+    from trainers.launch import check_processes, launch_line
     from trainers.run import is_main_process, train
+
+    check_processes(num_processes)
+    line = launch_line(cfg.method)
+    if line:  # the first line: how many processes train (the main process says it)
+        console.print(line)
 
     if unsafe_no_sandbox:
         from harness.sandbox import allow_unisolated
