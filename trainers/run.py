@@ -191,7 +191,8 @@ def train(config: TrainConfig) -> Path:
     with RunDir(out).locked() if is_main_process() else contextlib.nullcontext():
         cold = {"cold_start": COLD_START_FOLDER} if config.cold_start is not None else {}
         record = {"hash": config.hash, "config": config.identity, "scorer": scorer, **sandbox, **cold}
-        atomic_write(out / CONFIG_FILE, json.dumps(record, indent=2) + "\n")
+        if is_main_process():  # one writer: another process may get here before the main one made OUT
+            atomic_write(out / CONFIG_FILE, json.dumps(record, indent=2) + "\n")
         os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # read by transformers' callback
         model = cold_start_model(config, method_class(config)) or config.model
         callbacks = [

@@ -271,7 +271,6 @@ def main() -> int:
 
     trainers.trainer.MethodGRPOTrainer.train = train
     config = load_config(Path(spec["config"]) if spec.get("config") else None, spec["overrides"])
-    Path(config.out).mkdir(parents=True, exist_ok=True)
     trainers.run.train(config)
     trainer = made["trainer"]
     (record / f"rank{RANK}.json").write_text(
