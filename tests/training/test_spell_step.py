@@ -222,7 +222,10 @@ def test_one_spell_step_matches_the_hand_computation(plain_model, tmp_path):
     assert metrics["spell/responder/mean_all_right"] == pytest.approx(1 / 3)
     assert metrics["spell/responder/mean_all_wrong"] == 0
     assert metrics["spell/responder/reward_all"] == pytest.approx(8 / 12)  # gen-1 3/4, mc-1 4/4, math-2 1/4
-    assert metrics["spell/verifier/rule_disagreement"] == pytest.approx(1 / 11)  # "the French capital"
+    # 7 answers judged ("I do not know." has no answer to show; mc-1's letters are the rule's alone, the
+    # paper's D.5), one majority against the rule: "the French capital"
+    assert metrics["spell/verifier/rule_disagreement"] == pytest.approx(1 / 7)
+    assert not any("- Answer 1: B\n" in p for p in engine.prompts)
     assert metrics["spell/solvable/doc_general_qa"] == metrics["spell/solvable/docmath_qa"] == 0.5
     assert metrics["spell/memory/size"] == 2
     assert (metrics["spell/batch/responder_groups"], metrics["spell/batch/verifier_groups"]) == (2, 1)
@@ -236,6 +239,16 @@ def test_one_spell_step_matches_the_hand_computation(plain_model, tmp_path):
     assert [(e.question, e.answer) for e in memory] == [("Which city hosts Alpha?", "Paris")]
     assert method.memory.entries("docmath_qa", "math-2")[0].answer == "40"
     assert method.memory.entries("doc_mc", "mc-1") == []  # every responder right: not solvable
+
+
+def test_verify_choice_judges_the_letters_too_as_the_released_code_does(plain_model, tmp_path):
+    """`verify_choice: true`: the verifier also judges doc_mc answers (max(rule, vote) as elsewhere)."""
+    trainer = trainer_for(spell(verify_choice=True), plain_model, tmp_path)
+    trainer.model.train()
+    trainer._generate_and_score_completions([{"prompt": [{"role": "user", "content": "x"}]}] * 16)
+    metrics = {k: v[-1] for k, v in trainer._metrics["train"].items()}
+    assert metrics["spell/verifier/rule_disagreement"] == pytest.approx(1 / 11)
+    assert sum("- Answer 1: B\n" in p for p in trainer.engine.prompts) == 4 * 4  # 4 answers, V = 4
 
 
 def test_the_next_questioner_sees_the_memory_and_its_documents(plain_model, tmp_path):

@@ -97,6 +97,9 @@ class SpellOptions(MethodOptions):
     vote: str = "strict"  # Eq. 4; "mode": the code's mode over YES/NO/invalid, invalid rewarded -1 (§1.6)
     grounding_filter: bool = True  # False: "w/o Grounding Filter"
     verifier: bool = True  # False: "w/o Verifier", the rule alone rewards responders
+    # the paper (D.5) rewards multiple choice by the letter alone; True: the code's verifier on doc_mc
+    # too, whose false YES raises a wrong letter's reward (spell.md §4 item 6)
+    verify_choice: bool = False
     update_consistency: bool = True  # train the verifier only where its majority equals the rule (§1.8)
     negatives_per_task: bool = True  # questioner negatives stratified by task (§1.8)
     train_questioner: bool = True  # False: "w/o Update" of the questioner
@@ -319,6 +322,8 @@ class SpellMethod(Method):
     def _verify(self, grounded: list[_Question], engine: Engine) -> None:
         V, jobs = self.options.verifier_samples, []
         for q in grounded:
+            if q.task == prompts.CHOICE and not self.options.verify_choice:
+                continue
             problem = (
                 prompts.choice_problem(q.parsed.question, q.parsed.options)
                 if q.parsed.options
