@@ -20,10 +20,11 @@ resource limits (hard limits, which the code it then runs cannot raise again), p
   ``HMAC-SHA256(key, "n:" + json) json`` with the job's secret key and the message's number n.
 - ``call`` (one shot, sealed): the code runs once, then either ``f`` is called on each of the job's
   ``cases`` (argument lists, by value; with ``fresh``, each in a fresh module namespace) or, with
-  ``expression``, that expression is evaluated where the code ran (``f`` removed); ONE line answers,
-  and the process ends. Before any candidate code runs, `seal` takes this process's means to write
-  and exit for the driver alone, removes them from ``os``/``posix``, refuses the job's forbidden
-  imports, and adds an audit hook (which cannot be removed) refusing files, sockets, processes,
+  ``expression``, that expression is evaluated where the code ran (``f`` removed); ONE line answers
+  (the outcomes up to the first case that raises: the later cases are not run), and the process
+  ends. Before any candidate code runs, `seal` takes this process's means to write and exit for the
+  driver alone, removes them from ``os``/``posix`` (and threads from ``_thread``), refuses the job's
+  forbidden imports, and adds an audit hook (which cannot be removed) refusing files, sockets, processes,
   frames, ctypes and code objects; the answer is encoded by a private copy of the codec with
   references taken before the code ran. A candidate thus cannot write, patch or end its own verdict.
 
@@ -314,9 +315,19 @@ def seal(forbidden):
         for name in STRIPPED:
             if module is not None and hasattr(module, name):
                 delattr(module, name)
-    for name in ("start_new_thread", "start_new", "interrupt_main"):  # no thread races the driver
-        if hasattr(_thread, name):
-            delattr(_thread, name)
+
+    def no_threads(*args, **kwargs):
+        raise RuntimeError("threads are not allowed here")
+
+    # no thread races the driver; stubs rather than removal, so that modules which import threading
+    # (queue, logging) still load, and threading's own copy of the function is replaced too
+    for module, names in (
+        (_thread, ("start_new_thread", "start_new", "interrupt_main")),
+        (sys.modules.get("threading"), ("_start_new_thread",)),
+    ):
+        for name in names:
+            if module is not None and hasattr(module, name):
+                setattr(module, name, no_threads)
     banned = set(forbidden) | DENIED_MODULES
     real_import, modules = builtins.__import__, sys.modules
 
@@ -408,6 +419,7 @@ def sealed_call(job, fd):
                     results.append(["ok", encode_value(namespace["f"](*args, **kwargs))])
                 except BaseException_ as e:  # the candidate's, SystemExit too
                     results.append(raised(e))
+                    break  # a raise decides every use of the run: the later cases would only cost time
             answer = {"results": results}
     except BaseException_ as e:
         answer = {"results": [raised(e)]}

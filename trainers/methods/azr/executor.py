@@ -253,7 +253,8 @@ def split_cases(cases: Sequence[Run]) -> tuple[Sequence[Run], Sequence[Run]]:
 
 def _sealed(code: str, limits: Limits, names: Iterable[str], **job: Any) -> list[tuple]:
     """The outcomes of a sealed one-shot run (`harness.sandbox.run_sealed`): ("ok", value) or
-    ("raise", type, message) per case; Invalid for "no function f", a limit or a broken reply."""
+    ("raise", type, message) per case, up to the first that raises (the driver stops there, as every
+    caller fails the run on a raise); Invalid for "no function f", a limit or a broken reply."""
     preload = [name for name in PRELOAD if name in code]  # imported before the seal (see driver.py)
     try:
         reply = run_sealed({"code": code, "forbidden": sorted(names), "preload": preload, **job}, limits)
@@ -265,8 +266,9 @@ def _sealed(code: str, limits: Limits, names: Iterable[str], **job: Any) -> list
     outcomes, expected = reply.get("results"), len(job.get("cases", [])) or 1
     if (
         not isinstance(outcomes, list)
-        or len(outcomes) != expected
+        or not 0 < len(outcomes) <= expected
         or not all(isinstance(o, list) and o for o in outcomes)
+        or (len(outcomes) < expected and outcomes[-1][0] != "raise")
     ):
         raise Invalid("error: a reply that is not outcomes")
     try:
