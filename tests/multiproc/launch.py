@@ -1,5 +1,5 @@
 """Launching real process groups for the multi-process tier: torchrun on 127.0.0.1 with gloo, every
-launch under a hard time limit that kills the whole process group (a hang fails, it never stalls CI)."""
+launch under a hard time limit that kills the launcher and every rank (a hang fails, it never stalls CI)."""
 
 from __future__ import annotations
 
@@ -69,13 +69,49 @@ def start(command: list[str], cwd: Path) -> subprocess.Popen:
     )
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        kids = children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+def kill_all(process: subprocess.Popen) -> None:
+    """SIGKILL the launcher, its process group, and every process under it: torchrun starts each rank
+    in a session of its own, which killing the launcher's group would leave running."""
+    for pid in [*descendants(process.pid), process.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def finish(process: subprocess.Popen, limit: float = LIMIT_S) -> Done:
-    """Wait up to `limit` seconds; past it, SIGKILL the whole group and fail the test."""
+    """Wait up to `limit` seconds; past it, SIGKILL the launcher and every rank and fail the test."""
     started = time.monotonic()
     try:
         output, _ = process.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        kill_all(process)
         output, _ = process.communicate()
         pytest.fail(f"the launch hung: still running after {limit} s, killed. Output:\n{output[-4000:]}")
     return Done(process.returncode, output, time.monotonic() - started)
