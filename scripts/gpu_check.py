@@ -44,6 +44,7 @@ CONFIGS = REPO / "configs" / "train"
 PROBLEMS = CONFIGS / "ulorl-cpu-problems.jsonl"  # 64 arithmetic problems, scored `integer`
 STEPS = 2
 BF16 = ["--set", "trl.bf16=true"]
+SMALL_COLD_START = ["--set", "cold_start.examples=1", "--set", "cold_start.epochs=1"]  # its SFT in bf16
 
 # (method, extra arguments): each method's CPU config at the sizes of its test in tests/training/
 TRAININGS: list[tuple[str, list[str]]] = [
@@ -55,13 +56,15 @@ TRAININGS: list[tuple[str, list[str]]] = [
     (
         "spell",
         ["--config", str(CONFIGS / "spell-cpu.yaml"), "--dataset", str(CONFIGS / "spell-cpu-corpus")]
-        + ["--set", "options.questioner_max_tokens=24", "--set", "options.questions_per_round=2"],
+        + ["--set", "options.questioner_max_tokens=24", "--set", "options.questions_per_round=2"]
+        + SMALL_COLD_START,
     ),
     (
         "azr",
         ["--config", str(CONFIGS / "azr-cpu.yaml"), "--unsafe-no-sandbox"]
         + ["--set", "options.propose_max_tokens=16", "--set", "options.solve_max_tokens=8"]
-        + ["--set", "options.mc_samples=2"],
+        + ["--set", "options.mc_samples=2"]
+        + SMALL_COLD_START,
     ),
     (
         "arena",
