@@ -121,14 +121,22 @@ def timed(fn, *args):
     return result, time.perf_counter() - started
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--answers", type=int, default=8, help="solver answers per task (n)")
-    parser.add_argument("--inputs", type=int, default=6, help="inputs per induction program (N, at most 10)")
+def parse_options(
+    parser: argparse.ArgumentParser, answers: int, inputs: int
+) -> tuple[argparse.Namespace, Limits]:
+    """The options both executor benchmarks take, parsed, and the sandbox limits they give."""
+    parser.add_argument("--answers", type=int, default=answers, help="solver answers per task (n)")
+    parser.add_argument(
+        "--inputs", type=int, default=inputs, help="inputs per induction program (N, at most 10)"
+    )
     parser.add_argument("--workers", type=int, default=None, help="sandboxes at a time (default: CPUs)")
     parser.add_argument("--wall", type=float, default=10.0, help="seconds per run")
     options = parser.parse_args()
-    limits = Limits(wall=options.wall, cpu=options.wall, memory_mb=1024, processes=32, output_mb=1)
+    return options, Limits(wall=options.wall, cpu=options.wall, memory_mb=1024, processes=32, output_mb=1)
+
+
+def main() -> int:
+    options, limits = parse_options(argparse.ArgumentParser(description=__doc__.splitlines()[0]), 8, 6)
     todo = proposals(options.inputs)
     results = {}
     for cache in (True, False):
