@@ -67,7 +67,7 @@ def record_collectives() -> None:
 def gold(prompt: str) -> int:
     """The answer to an arithmetic problem of configs/train/*-cpu-problems.jsonl."""
     a, b = (int(x) for x in re.findall(r"\d+", prompt.split("<|im_start|>user")[-1])[:2])
-    return a + b if "+" in prompt else a * b
+    return a + b if "+" in prompt or "Add " in prompt else a * b
 
 
 def arithmetic(prompt: str, rank: int, call: int, copy: int) -> str:
