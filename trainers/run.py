@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -169,9 +170,10 @@ def check_model(config: TrainConfig, rows: list[dict[str, Any]]) -> None:
             )
 
 
-def train(config: TrainConfig) -> Path:
+def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Path:
     """Train (or resume) and return OUT. Everything is checked before OUT is written: the options, the
-    folder, the data, the TRL settings, the model and its context, the method."""
+    folder, the data, the TRL settings, the model and its context, the method. `announce` (the launch
+    line) is called once they all passed, so that a refused run prints its one error line alone."""
     from datasets import Dataset
 
     from trainers.trainer import MethodGRPOTrainer
@@ -188,6 +190,8 @@ def train(config: TrainConfig) -> Path:
     sandbox = code_sandbox(scorer)
     check_model(config, rows)
     method = make_method(config, scorer)
+    if announce is not None:
+        announce()
     with RunDir(out).locked() if is_main_process() else contextlib.nullcontext():
         cold = {"cold_start": COLD_START_FOLDER} if config.cold_start is not None else {}
         record = {"hash": config.hash, "config": config.identity, "scorer": scorer, **sandbox, **cold}

@@ -94,14 +94,14 @@ def train_command(
 
     check_processes(num_processes)
     line = launch_line(cfg.method)
-    if line:  # the first line: how many processes train (the main process says it)
-        console.print(line)
 
     if unsafe_no_sandbox:
         from harness.sandbox import allow_unisolated
 
         allow_unisolated()
-    trained = train(cfg)
+    # the first line: how many processes train (the main process says it), once the run's settings,
+    # data and model passed their checks: a refused run prints only its error line
+    trained = train(cfg, announce=(lambda: console.print(line)) if line else None)
     if is_main_process():  # under accelerate or torchrun every process trains; one reports
         console.print(f"trained: {trained}")
 
