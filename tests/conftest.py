@@ -21,6 +21,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
+def no_data_dir(monkeypatch):
+    """No HARNESS_DATA_DIR from the caller's environment: dataset names resolve as on a bare machine."""
+    monkeypatch.delenv("HARNESS_DATA_DIR", raising=False)
+
+
+@pytest.fixture
 def mark():
     """A marker for processes a test's program starts; any survivor carrying it is killed by pid after
     the test (tests assert there is none)."""

@@ -5,6 +5,9 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 
+# two arithmetic items in the custom jsonl format, for tests that need a small dataset
+TWO_ITEMS = '{"id": "a", "problem": "1+1?", "answer": "2"}\n{"id": "b", "problem": "2+2?", "answer": "4"}\n'
+
 
 @dataclass(frozen=True)
 class Done:

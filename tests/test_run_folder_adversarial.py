@@ -8,11 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from inprocess import harness, one_line_error
+from inprocess import TWO_ITEMS, harness, one_line_error
 
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES
 
-CUSTOM = '{"id": "a", "problem": "1+1?", "answer": "2"}\n{"id": "b", "problem": "2+2?", "answer": "4"}\n'
 OTHER = '{"id": "x", "problem": "3+3?", "answer": "6"}\n'
 
 
@@ -26,15 +25,16 @@ def evaluated(tmp: Path, name: str, data: str, model: Path) -> Path:
     return tmp / name
 
 
-@pytest.fixture(autouse=True)
-def no_data_dir(monkeypatch):
-    monkeypatch.delenv("HARNESS_DATA_DIR", raising=False)
+pytestmark = pytest.mark.usefixtures("no_data_dir")
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, tiny_model) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("runs")
-    return {"base": evaluated(tmp, "base", CUSTOM, tiny_model), "other": evaluated(tmp, "other", OTHER, tiny_model)}
+    return {
+        "base": evaluated(tmp, "base", TWO_ITEMS, tiny_model),
+        "other": evaluated(tmp, "other", OTHER, tiny_model),
+    }
 
 
 def copy(run: Path, tmp: Path, name: str = "copy") -> Path:

@@ -14,25 +14,20 @@ from pathlib import Path
 
 import pytest
 from fake_openai import MODEL, FakeOpenAI, answer
-from inprocess import harness, one_line_error
+from inprocess import TWO_ITEMS, harness, one_line_error
 
 from harness import HarnessError
 from harness.backends import EngineConfig
 from harness.store import RunDir
 from trainers.methods.arena.judge import ArenaJudge, PairAsk, ServedJudge
 
-ITEMS = '{"id": "a", "problem": "1+1?", "answer": "2"}\n{"id": "b", "problem": "2+2?", "answer": "4"}\n'
-
-
-@pytest.fixture(autouse=True)
-def no_data_dir(monkeypatch):
-    monkeypatch.delenv("HARNESS_DATA_DIR", raising=False)
+pytestmark = pytest.mark.usefixtures("no_data_dir")
 
 
 @pytest.fixture
 def data(tmp_path) -> Path:
     path = tmp_path / "items.jsonl"
-    path.write_text(ITEMS)
+    path.write_text(TWO_ITEMS)
     return path
 
 
@@ -140,7 +135,7 @@ def finished(tiny_model, tmp_path_factory) -> tuple[Path, Path]:
     """A run trained to its last step (2 steps, a checkpoint at each), and its dataset."""
     tmp = tmp_path_factory.mktemp("finished")
     data = tmp / "items.jsonl"
-    data.write_text(ITEMS)
+    data.write_text(TWO_ITEMS)
     done = train(tiny_model, data, tmp / "out", "--max-steps", "2")
     assert done.code == 0, done.stderr
     return tmp / "out", data
@@ -283,7 +278,7 @@ WRONG_SHAPES = [
 @pytest.mark.parametrize("payload", WRONG_SHAPES)
 def test_a_malformed_server_reply_is_one_line_in_eval(tmp_path, payload):
     data = tmp_path / "items.jsonl"
-    data.write_text(ITEMS)
+    data.write_text(TWO_ITEMS)
     with FakeOpenAI(lambda body, count: (200, payload, {})) as fake:
         done = harness("eval", "--model", MODEL, "--backend", "openai", "--base-url", fake.base_url,
                        "--benchmarks", f"jsonl:{data}", "--scorer", "math", "--n", "1", "--max-tokens", "8",
