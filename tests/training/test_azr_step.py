@@ -70,6 +70,7 @@ import torch
 from trainer_helpers import scripted_trainer
 
 from harness.sandbox import isolated
+from trainers.checkpoints import read_method_state
 from trainers.engine import Generation, HFEngine
 from trainers.methods.azr.buffers import ZERO_TASK, Task, TaskBuffers
 from trainers.methods.azr.executor import FORBIDDEN
@@ -472,7 +473,7 @@ def test_resume_gives_identical_weights_and_method_state(plain_model, tmp_path):
     first = trainer_for(straight, plain_model, tmp_path / "a", **saving)
     first.train()
     assert len(straight.buffers["deduction"]) == 3  # the state being checked is not empty
-    saved = torch.load(tmp_path / "a" / "checkpoint-1" / "method_state.pt", weights_only=False)
+    saved = read_method_state(tmp_path / "a" / "checkpoint-1", 0)
     assert set(saved) == {"buffers", "rng", "answers"}
     assert [t["program"] for t in saved["buffers"]["buffers"]["abduction"]] == [IDENTITY, DOUBLE]
     assert saved["buffers"]["current"] == {"deduction": [], "abduction": [], "induction": []}
@@ -487,7 +488,7 @@ def test_resume_gives_identical_weights_and_method_state(plain_model, tmp_path):
     final = dict(second.model.named_parameters())
     for name, value in first.model.named_parameters():
         torch.testing.assert_close(final[name], value, atol=0, rtol=0)
-    saved = torch.load(tmp_path / "a" / "checkpoint-2" / "method_state.pt", weights_only=False)
+    saved = read_method_state(tmp_path / "a" / "checkpoint-2", 0)
     assert saved == straight.state_dict()
 
 
