@@ -6,7 +6,7 @@
 #   scripts/cold_start_eval.sh azr   BASE_MODEL RUN_DIR CHECKPOINT EVAL_DIR DATA_DIR
 # SPELL: held-out document questions (`python scripts/spell_heldout.py --out HELDOUT_DIR --reports 40`)
 # at T=0.7 with the questions' own prompt; SPELL_SETS picks the files, scorers and samples per item.
-# AZR: the first 200 CRUXEval-O items, greedy.
+# AZR: the first 100 CRUXEval-O items, greedy.
 set -euo pipefail
 SPELL_SETS=${SPELL_SETS:-qa:cem:4 math:numeric:4 mc:choice:4}
 method=$1 base=$2 run=$3 step=$4 out=$5 data=$6
@@ -24,7 +24,7 @@ for point in base cold selfplay; do
                 --prompt-template '{problem}' --n "$n" --temperature 0.7 --top-p 0.95 --max-tokens 64
         done
     else
-        evaluate $point cruxeval --benchmarks cruxeval_o --data-dir "$data" --limit 200 --n 1 \
+        evaluate $point cruxeval --benchmarks cruxeval_o --data-dir "$data" --limit 100 --n 1 \
             --temperature 0 --max-tokens 64
     fi
 done
