@@ -149,9 +149,7 @@ def test_a_forging_proposal_is_invalid(name):
     assert run.output != "42"
 
 
-@pytest.mark.parametrize(
-    "name", ["fd writes through the posix module", "builtins patched", "frames"]
-)
+@pytest.mark.parametrize("name", ["fd writes through the posix module", "builtins patched", "frames"])
 def test_a_forging_abduction_answer_does_not_pass(name):
     """The program is honest; the answer's own expression tries to forge a pass."""
     code = "def f(x):\n    return x + 1"
