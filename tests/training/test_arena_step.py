@@ -45,11 +45,11 @@ from trainer_helpers import scripted_trainer
 
 from harness.scoring.rules import gold_text
 from harness.types import Item
+from trainers.checkpoints import read_method_state
 from trainers.data import item_rows
 from trainers.engine import Generation, HFEngine
 from trainers.methods.arena.method import ArenaMethod, ArenaOptions, _tokenizer
 from trainers.rewards import ScorerReward
-from trainers.trainer import METHOD_STATE
 
 N = 5
 PROBLEMS = [
@@ -327,7 +327,7 @@ def test_steps_train_and_resume_exactly(plain_model, tmp_path):
     trainer.train()
     after = dict(trainer.model.named_parameters())
     assert any(not torch.equal(before[n], after[n].detach()) for n in before)
-    full_state = torch.load(tmp_path / "full" / "checkpoint-2" / METHOD_STATE, weights_only=False)
+    full_state = read_method_state(tmp_path / "full" / "checkpoint-2", 0)
     assert full_state["judge"]["cache"]
     hits = [
         log["arena/judge/cache_hits"] for log in trainer.state.log_history if "arena/judge/cache_hits" in log

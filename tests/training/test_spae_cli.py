@@ -14,6 +14,7 @@ from test_train_cli import REPO, dry_run, invoke
 
 from harness import HarnessError
 from trainers.callbacks import read_jsonl
+from trainers.checkpoints import read_method_state
 
 CPU = REPO / "configs/train/spae-cpu.yaml"
 PAPER = REPO / "configs/train/spae.yaml"
@@ -154,7 +155,7 @@ def test_with_nothing_to_learn_refills_run_and_the_step_trains_nothing(plain_mod
         assert (m["spae/refill_rounds"], m["spae/trained_groups"], m["spae/dropped_groups"]) == (2, 0, 6)
         assert m["reward"] == 0 and m["rollouts/untrainable"] == 24 and m["batch/padded_rows"] > 0
         assert "spae/phi/mean" not in m
-    state = torch.load(out / "checkpoint-2" / "method_state.pt", weights_only=False)
+    state = read_method_state(out / "checkpoint-2", 0)
     assert state == {"drawn": 2 * (2 + 2)}  # two rounds of two prompts per step, two steps
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 from test_train_cli import REPO, invoke
 
 from harness import HarnessError
 from trainers.callbacks import read_jsonl
+from trainers.checkpoints import read_method_state
 
 
 def test_dry_run_prints_the_papers_setup(tmp_path):
@@ -76,6 +76,6 @@ def test_train_spell_on_the_tiny_model_with_the_cpu_config(plain_model, tmp_path
     assert [r["step"] for r in samples] == [1, 1]
     assert all(r["proposal"].startswith('```json\n{"question": "') for r in samples)
     assert all(r["parsed"]["rejected"] == "format" and r["reward"] == -1.0 for r in samples)
-    state = torch.load(out / "checkpoint-1" / "method_state.pt", weights_only=False)
+    state = read_method_state(out / "checkpoint-1", 0)
     assert set(state) == {"memory", "rng"} and state["memory"]["size"] == 3
     assert (out / "checkpoint-1" / "model.safetensors").is_file()

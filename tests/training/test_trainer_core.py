@@ -17,6 +17,7 @@ from trl import GRPOTrainer
 from benchmarks.arithmetic import sum_split
 from harness.scoring.integer import last_number
 from harness.types import Item
+from trainers.checkpoints import state_file
 from trainers.data import item_rows
 from trainers.methods.grpo import GRPOMethod
 from trainers.rewards import ScorerReward
@@ -25,7 +26,6 @@ from trainers.trainer import (
     EpochSeededSampler,
     MethodGRPOTrainer,
     _fit_rows,
-    method_state_path,
 )
 
 # Keys TRL's loss reads only for vision-language models; our text rollouts never carry them
@@ -169,14 +169,10 @@ def test_each_epoch_draws_its_order_from_the_seed_and_the_epoch():
     assert list(unshuffled) == [0, 0, 1, 1, 2, 2, 3, 3]
 
 
-def test_method_state_file_per_rank_and_in_older_checkpoints(tmp_path):
-    assert method_state_path(str(tmp_path), 0) == str(tmp_path / "method_state.pt")  # what a new save writes
-    assert method_state_path(str(tmp_path), 2) == str(tmp_path / "method_state-rank2.pt")
-    (tmp_path / "backend_state-rank2.pt").touch()  # a checkpoint from before the rename resumes as it is
-    assert method_state_path(str(tmp_path), 2) == str(tmp_path / "backend_state-rank2.pt")
-    assert method_state_path(str(tmp_path), 0) == str(tmp_path / "method_state.pt")
-    (tmp_path / "method_state-rank2.pt").touch()  # the new name wins where both are present
-    assert method_state_path(str(tmp_path), 2) == str(tmp_path / "method_state-rank2.pt")
+def test_method_state_file_per_rank():
+    assert state_file(0, "json") == "method_state.json"  # process 0's, what a single process writes
+    assert state_file(2, "json") == "method_state-rank2.json"
+    assert state_file(2, "safetensors") == "method_state-rank2.safetensors"
 
 
 class RecordedReward(ScorerReward):

@@ -14,6 +14,7 @@ from test_train_cli import REPO, dry_run, invoke
 
 from harness import HarnessError
 from trainers.callbacks import read_jsonl
+from trainers.checkpoints import read_method_state
 
 CPU = REPO / "configs/train/ulorl-cpu.yaml"
 PAPER = REPO / "configs/train/ulorl.yaml"
@@ -106,7 +107,7 @@ def test_train_ulorl_on_the_tiny_model_spans_steps_and_resumes_exactly(plain_mod
         assert s["finish_reason"] == "stop" or (s["reward"] == 0.0 and sum(s["segments"]) == 8)
 
     # resume from checkpoint-2, taken with half the groups complete and waiting
-    state = torch.load(out / "checkpoint-2" / "method_state.pt", weights_only=False)
+    state = read_method_state(out / "checkpoint-2", 0)
     assert state["admitted"] == 8 and len(state["pool"]["groups"]) == 4
     first = out.with_name("first-checkpoint-3")
     shutil.copytree(out / "checkpoint-3", first)
@@ -118,9 +119,7 @@ def test_train_ulorl_on_the_tiny_model_spans_steps_and_resumes_exactly(plain_mod
         load_file(first / "model.safetensors"),
     )
     assert again.keys() == before.keys() and all(torch.equal(again[k], before[k]) for k in again)
-    assert torch.load(out / "checkpoint-3" / "method_state.pt", weights_only=False) == torch.load(
-        first / "method_state.pt", weights_only=False
-    )
+    assert read_method_state(out / "checkpoint-3", 0) == read_method_state(first, 0)
     assert [m["loss"] for m in read_jsonl(out / "metrics.jsonl") if "loss" in m] == [
         m["loss"] for m in metrics
     ]

@@ -16,14 +16,16 @@ alone (left padding changes nothing).
 from __future__ import annotations
 
 import copy
-import io
 import math
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 import torch
 
+from trainers.checkpoints import read_method_state, save_method_state
 from trainers.engine import Generation, decode_segment
 from trainers.methods.ulorl.pool import SegmentPool
 
@@ -362,12 +364,11 @@ def _check_invariants(pool: SegmentPool) -> None:
 
 
 def _checkpoint(pool: SegmentPool) -> SegmentPool:
-    """The pool as a resumed run has it: saved with torch.save (as checkpoints are), loaded fresh."""
-    buffer = io.BytesIO()
-    torch.save(pool.state_dict(), buffer)
-    buffer.seek(0)
-    restored = SegmentPool(pool.group_size)
-    restored.load_state_dict(torch.load(buffer, weights_only=False))
+    """The pool as a resumed run has it: saved as checkpoints save method state, loaded fresh."""
+    with tempfile.TemporaryDirectory() as folder:
+        save_method_state(Path(folder), 0, pool.state_dict())
+        restored = SegmentPool(pool.group_size)
+        restored.load_state_dict(read_method_state(Path(folder), 0))
     return restored
 
 
