@@ -15,7 +15,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -161,7 +161,8 @@ def check_model(config: TrainConfig, rows: list[dict[str, Any]]) -> None:
         ids = tokenizer.apply_chat_template(
             row["prompt"], tokenize=True, add_generation_prompt=True, **dict(config.chat_template_kwargs)
         )
-        tokens = len(ids["input_ids"] if isinstance(ids, dict) else ids)
+        # transformers 5 returns a BatchEncoding (a Mapping, not a dict): its len() is its 2 keys
+        tokens = len(ids["input_ids"] if isinstance(ids, Mapping) else ids)
         if tokens + config.max_completion_length > limit:
             raise HarnessError(
                 f"{config.dataset} item {row.get('id')}: prompt ({tokens} tokens) + max_completion_length "
