@@ -46,7 +46,8 @@ def test_dry_run_prints_the_resolved_options(tmp_path):
         0.0,
         1e-6,
     )
-    assert setup["config"]["dataset"] == "identity"
+    assert setup["config"]["dataset"] == "library"  # the CPU config's seed; the paper's is `identity`
+    assert setup["config"]["cold_start"] == {"examples": 12, "epochs": 2, "learning_rate": 1e-4}
     assert not (tmp_path / "o").exists()
 
 

@@ -14,6 +14,7 @@ from test_train_cli import REPO, invoke
 
 from harness import HarnessError
 from harness.sandbox import isolated
+from harness.sandbox.limits import Limits
 from trainers.coldstart.contamination import decontaminate, evaluation_ngrams, ngrams
 from trainers.coldstart.demos import Demonstration
 from trainers.coldstart.options import ColdStartOptions
@@ -232,9 +233,14 @@ sandboxed = pytest.mark.skipif(not isolated(), reason="bubblewrap isolation unav
 AZR_CPU = yaml.safe_load((REPO / "configs/train/azr-cpu.yaml").read_text())
 
 
+def patient_executor() -> Executor:
+    """The method's executor with a 60 s wall: a loaded machine, not the library, times out at 10 s."""
+    return Executor(Limits(wall=60.0, cpu=60.0), workers=2)
+
+
 @pytest.fixture(scope="module")
 def library():
-    return library_tasks(Executor(workers=2))
+    return library_tasks(patient_executor())
 
 
 @sandboxed
@@ -242,7 +248,7 @@ def test_every_library_program_validates_and_none_is_the_seed(library):
     assert len(library) == len(PROGRAMS) >= 30
     assert all(len(triplets) == len(p.inputs) for p, triplets in library)
     assert SEED_PROGRAM not in {p.code for p, _ in library}
-    seed = library_seed(Executor(workers=2))
+    seed = library_seed(patient_executor())
     assert len(seed) == sum(len(t) + 1 for _, t in library)
     assert sum(t.induction for t in seed) == len(PROGRAMS)
 
@@ -257,7 +263,7 @@ def test_azr_demonstrations_parse_and_their_answers_pass_the_executor(library, t
     counts = Counter((d.role, d.task) for d in demos)
     assert counts == {(r, t): len(library) for r in ("propose", "solve") for t in TASKS}
     triplets = {p.code: ts for p, ts in library}
-    executor, checks = Executor(workers=2), []
+    executor, checks = patient_executor(), []
     for demo in demos:
         opened = template == "r1"
         assert format_ok(demo.completion, opened), demo.completion
