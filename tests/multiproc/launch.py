@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).resolve().parent / "worker.py"
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run"]
 # every launch: a run that has not ended by then has hung, and fails (a loaded machine may raise it)
-LIMIT_S = float(os.environ.get("HARNESS_MULTIPROC_LIMIT_S", "240"))
+LIMIT_S = float(os.environ.get("HARNESS_MULTIPROC_LIMIT_S", "420"))
 
 
 @dataclass

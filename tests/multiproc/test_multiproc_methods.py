@@ -3,7 +3,7 @@ purpose, through `trainers.run.train` with the policy's texts scripted per rank 
 semantics table of trainers/METHODS.md ("Several processes"), collectives reached as often by every
 rank, equivalence with one process where the table promises it, and exact resume.
 
-Each launch has a hard limit (launch.LIMIT_S, 240 s): a hang fails the test, and the launcher's whole
+Each launch has a hard limit (launch.LIMIT_S, 420 s): a hang fails the test, and the launcher's whole
 process group is killed.
 """
 
