@@ -4,8 +4,10 @@ checkpoint to resume from.
 Method state is plain data: `method_state.json` (None, bools, numbers, strings, lists, tuples and dicts,
 tagged where JSON has no form of its own) with any tensors in `method_state.safetensors`. Nothing in a
 run folder is unpickled: a checkpoint that holds its method state as a pickle (`method_state.pt`, from
-before) is refused. A checkpoint is complete once its method state is written (after TRL's files); a
-save cut short leaves one without it, which resume skips.
+before) is refused, and TRL's own files (optimizer, scheduler, random state), which transformers reads with
+`torch.load(weights_only=True)`, are refused before that if they name anything but tensors and numpy arrays.
+A checkpoint is complete once its method state is written (after TRL's files); a save cut short leaves
+one without it, which resume skips.
 """
 
 from __future__ import annotations
@@ -127,6 +129,7 @@ def resume_point(out: Path, processes: int) -> str | None:
         missing = _missing(folder, processes)
         if not missing:
             check_weights(folder)
+            check_trainer_files(folder)
             return str(folder)
         legacy = [name for name in LEGACY_STATES if (folder / name).is_file()]
         if legacy and (folder / TRAINER_STATE).is_file():
@@ -157,6 +160,29 @@ def check_weights(folder: Path) -> None:
                 f"{path}: damaged ({str(e)[:160]}); delete {folder.name} to resume from the checkpoint "
                 "before it, or start a new --out"
             ) from None
+
+
+TRAINER_GLOBALS = {  # what transformers lets torch.load(weights_only=True) build for its random state
+    "numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct",
+    "numpy.ndarray", "numpy.dtype", "numpy.dtypes.UInt32DType",
+}  # fmt: skip
+
+
+def check_trainer_files(folder: Path) -> None:
+    """Refuse TRL's torch files (optimizer.pt, scheduler.pt, rng_state*.pth) if they are damaged or name
+    any Python global beyond tensors and numpy arrays: a crafted one is named, never unpickled."""
+    import torch
+
+    for path in sorted([*folder.glob("*.pt"), *folder.glob("*.pth")]):
+        try:
+            named = set(torch.serialization.get_unsafe_globals_in_checkpoint(str(path))) - TRAINER_GLOBALS
+        except Exception as e:  # noqa: BLE001 (a damaged zip raises whatever its reader meets)
+            raise HarnessError(f"{folder}: {path.name} does not load: damaged ({str(e)[:120]})") from None
+        if named:
+            raise HarnessError(
+                f"{folder}: {path.name} does not load: it names {', '.join(sorted(named))}, which only a "
+                "pickle that runs code needs; delete the checkpoint or start a new --out"
+            )
 
 
 def processes() -> int:

@@ -30,7 +30,7 @@ from trainers.callbacks import (
     StepLineCallback,
     read_jsonl,
 )
-from trainers.checkpoints import processes, resume_point
+from trainers.checkpoints import load_method_state, processes, resume_point
 from trainers.coldstart.options import ColdStartOptions
 from trainers.coldstart.sft import FOLDER as COLD_START_FOLDER
 from trainers.coldstart.sft import check_cold_start, cold_start_model
@@ -110,14 +110,15 @@ def make_method(config: TrainConfig, scorer: str | None):
 
 def check_out_dir(config: TrainConfig) -> str | None:
     """The checkpoint to resume from (None for a fresh run); refuses an OUT made by another config, and
-    one whose train.json, metrics.jsonl or samples.jsonl is not what this trainer wrote (or a link)."""
+    one whose train.json, metrics.jsonl or samples.jsonl is not what this trainer wrote (or a link).
+    A run folder that was moved or copied resumes: where OUT lives is not part of the comparison."""
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise HarnessError(f"--out {out} is a file, not a folder")
     saved = out / CONFIG_FILE
     if os.path.lexists(saved):
-        previous = _saved_config(saved)
-        current = json.loads(json.dumps(config.identity))
+        previous = {k: v for k, v in _saved_config(saved).items() if k != "out"}
+        current = {k: v for k, v in json.loads(json.dumps(config.identity)).items() if k != "out"}
         if previous != current:
             changed = sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))
             raise HarnessError(
@@ -191,9 +192,11 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
     sandbox = code_sandbox(scorer)
     check_model(config, rows)
     method = make_method(config, scorer)
-    if announce is not None:
-        announce()
+    if resume is not None:  # a state that does not fit is refused here; the trainer loads it again
+        load_method_state(Path(resume), process_index(), method)
     with RunDir(out).locked() if is_main_process() else contextlib.nullcontext():
+        if announce is not None:
+            announce()
         cold = {"cold_start": COLD_START_FOLDER} if config.cold_start is not None else {}
         record = {"hash": config.hash, "config": config.identity, "scorer": scorer, **sandbox, **cold}
         if is_main_process():  # one writer: another process may get here before the main one made OUT
@@ -218,6 +221,12 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
             one_line_per_step(trainer, max(1, config.max_steps // 10))
             trainer.train(resume_from_checkpoint=resume)
     return out
+
+
+def process_index() -> int:
+    from accelerate import PartialState
+
+    return PartialState().process_index
 
 
 def is_main_process() -> bool:

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 from fake_openai import MODEL, FakeOpenAI, answer
 from inprocess import TWO_ITEMS, harness, one_line_error
 
@@ -119,7 +120,7 @@ def test_a_prompt_longer_than_the_context_is_refused(tiny_model, tmp_path):
         (b'{"program": "def f(x): return x"}\n\xff\n', "not UTF-8 text"),
         (b'{"input": "1"}\n', "not an Absolute Zero task"),
         (b'{"program": "def f(x): return x", "inputs": 5}\n', "not an Absolute Zero task"),
-        (b"[1, 2]\n", "expected a JSON object"),
+        (b"[1, 2]\n", "not a JSON object"),
     ],
 )
 def test_a_broken_azr_seed_file_is_one_line(tiny_model, tmp_path, text, message):
@@ -152,7 +153,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def test_the_method_state_is_plain_data(finished):
     out, _ = finished
     checkpoint = out / "checkpoint-2"
-    assert (checkpoint / "method_state.json").is_file() and not list(checkpoint.glob("*.pt*"))
+    assert (checkpoint / "method_state.json").is_file() and not list(checkpoint.glob("method_state*.pt"))
 
 
 def test_rerunning_a_finished_run_is_a_no_op_that_says_so(tiny_model, finished, tmp_path):
@@ -180,6 +181,23 @@ def test_a_pickled_method_state_is_refused_and_never_unpickled(tiny_model, finis
     message = refused(train(tiny_model, finished[1], run, "--max-steps", "2"))
     assert message.startswith(f"{run / 'checkpoint-2'} holds its method state as a pickle (method_state.pt)")
     assert "does not load (a pickle can run code)" in message
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("name", ["optimizer.pt", "scheduler.pt", "rng_state.pth"])
+def test_a_crafted_trainer_file_is_refused_and_never_unpickled(tiny_model, finished, tmp_path, name):
+    """TRL's own checkpoint files (transformers reads them with weights_only=True): a payload is refused."""
+    run = copy(finished[0], tmp_path)
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    shutil.rmtree(run / "checkpoint-2")  # so the run has a step left to train from checkpoint-1
+    torch.save({"state": Payload()}, run / "checkpoint-1" / name)
+    message = refused(train(tiny_model, finished[1], run, "--max-steps", "2"))
+    assert message.startswith(f"{run / 'checkpoint-1'}: {name} does not load")
     assert not marker.exists()
 
 
@@ -283,8 +301,9 @@ def test_a_malformed_server_reply_is_one_line_in_eval(tmp_path, payload):
         done = harness("eval", "--model", MODEL, "--backend", "openai", "--base-url", fake.base_url,
                        "--benchmarks", f"jsonl:{data}", "--scorer", "math", "--n", "1", "--max-tokens", "8",
                        "--out", str(tmp_path / "run"))  # fmt: skip
-    message = refused(done)
-    assert message.startswith(f"{fake.base_url}/chat/completions answered ")
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]  # under progress bars
+    assert done.code == 2 and "Traceback" not in done.stderr and len(errors) == 1, done.stderr
+    assert errors[0].startswith(f"error: {fake.base_url}/chat/completions answered ")
 
 
 class Chars:

@@ -131,7 +131,8 @@ def train_sft(
         completion_only_loss=True,
         max_length=None,
         use_cpu=on_cpu,
-        bf16=not on_cpu,
+        bf16=bool(config.trl.get("bf16", not on_cpu)),  # the run's precision: one process has one
+        fp16=bool(config.trl.get("fp16", False)),  # accelerator state, and self-play's comes next
         gradient_checkpointing=bool(config.trl.get("gradient_checkpointing", False)),
         disable_tqdm=True,
     )
