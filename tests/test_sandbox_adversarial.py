@@ -613,7 +613,9 @@ def test_sandboxed_processes_are_not_root_on_the_host(mark):
     )
     with Served(code, FAST) as s:
         assert s.call("f", []) == 1
-        pids = survivors(mark)
+        deadline = time.monotonic() + 10  # the forked child may not have reached execv yet
+        while not (pids := survivors(mark)) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert pids
         uids = [
             line.split()[1:]

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import ast
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 from harness.sandbox.codec import CodecError, decode, encode
 from harness.sandbox.limits import Limits
 from harness.sandbox.process import Ended, Exit, Proc
+from harness.threadsafe_ast import literal_eval
 
 VERDICTS = ("pass", "fail", "timeout", "memory", "error")
 
@@ -74,7 +74,7 @@ def run_sealed(job: dict, limits: Limits) -> dict:
         raise CallFailed(failed(ended, "the sealed process ended without a reply"))
     line, newline, rest = proc.received.partition(b"\n")
     try:
-        reply = ast.literal_eval(line.decode("utf-8")) if newline and not rest else None
+        reply = literal_eval(line.decode("utf-8")) if newline and not rest else None
     except (ValueError, SyntaxError, RecursionError, MemoryError):
         reply = None
     if not isinstance(reply, dict):

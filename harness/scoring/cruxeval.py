@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from harness.sandbox import CallFailed, Limits, Served, Verdict
+from harness.threadsafe_ast import parse
 from harness.types import Score
 
 SECONDS = 3.0  # CRUXEval's per-check limit
@@ -57,7 +58,7 @@ def predicted_value(gold: dict, guess: str) -> Any:
     if gold["mode"] == "output":
         with Served("", limits) as served:
             return served.eval(guess)
-    call = ast.parse(guess, mode="eval").body
+    call = parse(guess, mode="eval").body
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "f"):
         raise ValueError("the answer is not a call f(...)")
     arguments = guess[call.func.end_col_offset :]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 import re
+
+from harness.threadsafe_ast import parse
 
 _FENCE = re.compile(r"^[ \t]*```[^\n`]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
 
@@ -29,7 +30,7 @@ def function_code(text: str, entry_point: str) -> str | None:
     if blocks:
         return blocks[-1]
     try:
-        ast.parse(text)
+        parse(text)
     except (SyntaxError, ValueError):
         return None
     return text if re.search(rf"def\s+{re.escape(entry_point)}\s*\(", text) else None

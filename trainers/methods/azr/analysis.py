@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from harness.threadsafe_ast import parse
 from trainers.methods.azr.rewards import ROLES, TASKS
 
 # The one surviving sentence of Fig. 32 (AZR-Llama3.1-8B), quoted in §4.2 of the paper.
@@ -117,7 +118,7 @@ def _size(node: _Node) -> int:
 
 def _parse(program: str) -> ast.Module | None:
     try:
-        return ast.parse(program)
+        return parse(program)
     except (SyntaxError, ValueError):
         return None
 

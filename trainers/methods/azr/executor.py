@@ -47,6 +47,7 @@ from typing import Any
 from harness import sandbox
 from harness.sandbox import CallFailed, Limits, Verdict, run_sealed
 from harness.sandbox.codec import CodecError, decode, encode
+from harness.threadsafe_ast import parse
 
 # Fig. 8's list, as the paper prints it
 FIG8 = (
@@ -147,17 +148,6 @@ class Invalid(Exception):
 
 
 # --- static checks (no code runs) ---------------------------------------------------------------
-
-
-_AST_LOCK = threading.Lock()
-
-
-def parse(source: str, mode: str = "exec") -> ast.AST:
-    """`ast.parse`, one thread at a time: CPython 3.11 builds AST objects with an interpreter-wide
-    recursion counter that concurrent threads corrupt ("AST constructor recursion depth mismatch",
-    python/cpython#106905), and the executor checks proposals from a thread pool."""
-    with _AST_LOCK:
-        return ast.parse(source, mode=mode)
 
 
 def forbidden(code: str, names: Iterable[str] = FORBIDDEN) -> str | None:

@@ -28,6 +28,7 @@ import io
 import re
 from dataclasses import dataclass
 
+from harness.threadsafe_ast import parse
 from trainers.methods.azr.prompts import ABDUCTION, DEDUCTION, INDUCTION, NUM_INPUTS
 
 FORMAT = re.compile(r"(?s)<think>.*?</think>\s*<answer>.*?</answer>")
@@ -120,7 +121,7 @@ def _program_input(answer: str, reject_multiple_functions: bool) -> Proposal | I
         inputs = [heading.group(1).strip()]
     program = programs[0]
     try:
-        tree = ast.parse(program)
+        tree = parse(program)
     except _UNPARSABLE as e:
         return Invalid(f"the program does not parse: {e}")
     defs = [node for node in ast.walk(tree) if isinstance(node, _DEFS)]
