@@ -21,6 +21,7 @@ import yaml
 from harness import HarnessError
 from harness.scoring.judge import IDENTITY as JUDGE_IDENTITY
 from harness.settings import check, setting
+from trainers.memory import MODES as CPU_MEMORY_MODES
 from trainers.names import check_method
 
 # Ours: set on the GRPOConfig we build, so `trl:` may not set them
@@ -90,6 +91,8 @@ class TrainConfig:
     vllm_mode: str = "colocate"  # colocate (same GPUs) or server (`trl vllm-serve` on other GPUs)
     vllm_server_base_url: str | None = None
     report_to: tuple[str, ...] = ("tensorboard",)  # add "wandb" to log there too
+    # off the GPU: "bounded" log-prob tiles and malloc (trainers/memory.py), or "stock" (TRL's and glibc's)
+    cpu_memory: str = "bounded"
     trl: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)  # the method's own settings (SPELL's m, L, ...)
     # supervised fine-tuning on demonstrations of the method's roles before self-play (trainers/coldstart/);
@@ -102,7 +105,9 @@ class TrainConfig:
             if problem:
                 raise HarnessError(f"{name} must be {problem}, got {value!r}"[:300])
         check(type(self), vars(self), name=str)  # named as in the config file and --set
-        for name, allowed in (("loss_type", LOSS_TYPES), ("scale_rewards", SCALE_REWARDS)):
+        for name, allowed in (
+            ("loss_type", LOSS_TYPES), ("scale_rewards", SCALE_REWARDS), ("cpu_memory", CPU_MEMORY_MODES)
+        ):  # fmt: skip
             if getattr(self, name) not in allowed:
                 raise HarnessError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         clash = OWNED_TRL_FIELDS & set(self.trl)
@@ -125,8 +130,9 @@ class TrainConfig:
 
     @property
     def identity(self) -> dict[str, Any]:
-        """What makes two runs the same run: all but where the data files and the judge server live."""
-        values = {k: v for k, v in dataclasses.asdict(self).items() if k != "data_dir"}
+        """What makes two runs the same run: all but where the data files and the judge server live,
+        and how memory is bounded (the same values, to float rounding)."""
+        values = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("data_dir", "cpu_memory")}
         if not self.options:  # runs from before methods had options keep their hash
             del values["options"]
         if self.cold_start is None:  # and those from before the cold start

@@ -36,6 +36,7 @@ from trainers.coldstart.sft import FOLDER as COLD_START_FOLDER
 from trainers.coldstart.sft import check_cold_start, cold_start_model
 from trainers.config import TrainConfig
 from trainers.data import dataset_rows
+from trainers.memory import bound_memory
 from trainers.names import check_method
 from trainers.quiet import quiet_libraries
 
@@ -176,6 +177,7 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
     """Train (or resume) and return OUT. Everything is checked before OUT is written: the options, the
     folder, the data, the TRL settings, the model and its context, the method. `announce` (the launch
     line) is called once they all passed, so that a refused run prints its one error line alone."""
+    import torch
     from datasets import Dataset
 
     from trainers.trainer import MethodGRPOTrainer
@@ -202,6 +204,7 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
         if is_main_process():  # one writer: another process may get here before the main one made OUT
             atomic_write(out / CONFIG_FILE, json.dumps(record, indent=2) + "\n")
         os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # read by transformers' callback
+        bound_memory(config.cpu_memory, "cuda" if torch.cuda.is_available() else "cpu")
         model = cold_start_model(config, method_class(config)) or config.model
         callbacks = [
             MetricsJsonlCallback(out / "metrics.jsonl", resumed_at=_step_of(resume)),
