@@ -9,7 +9,8 @@ For each method, `harness train METHOD --config configs/train/<its CPU config>` 
 
 The peak is the largest resident set of any process the run started (`/usr/bin/time`'s maximum RSS:
 with `--processes 2`, torchrun's largest rank). The cold start is left out (`--set cold_start=null`): it
-is measured on its own with `--methods cold-spell,cold-azr` (one SFT epoch on the demonstrations).
+is measured on its own with `--methods cold-spell,cold-azr` (one SFT epoch on 2 demonstrations per
+role and task, in batches of 4 as the configs train, then one step of self-play).
 Printed: one line per method and mode, then stock / bounded.
 
     python tests/perf/bench_train_memory.py --model models/smollm2 [--methods grpo,ulorl] [--steps 3]
@@ -29,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs" / "train"
 SUMS = f"jsonl:{CONFIGS / 'ulorl-cpu-problems.jsonl'}"
 NO_COLD_START = ["--set", "cold_start=null"]
+SMALL_COLD_START = ["--set", "cold_start.examples=2", "--set", "cold_start.epochs=1"]
 RUNS = {  # method: (harness train arguments, what the config turned on since the stock measurement)
     "grpo": (
         ["grpo", "--config", CONFIGS / "demo.yaml", "--dataset", SUMS],
@@ -39,8 +41,8 @@ RUNS = {  # method: (harness train arguments, what the config turned on since th
     "arena": (["arena", "--config", CONFIGS / "arena-cpu.yaml"], ["trl.gradient_checkpointing=false"]),
     "ulorl": (["ulorl", "--config", CONFIGS / "ulorl-cpu.yaml"], ["trl.gradient_checkpointing=false"]),
     "spae": (["spae", "--config", CONFIGS / "spae-cpu.yaml"], ["trl.gradient_checkpointing=false"]),
-    "cold-spell": (["spell", "--config", CONFIGS / "spell-cpu.yaml", "--set", "cold_start.epochs=1"], []),
-    "cold-azr": (["azr", "--config", CONFIGS / "azr-cpu.yaml", "--set", "cold_start.epochs=1"], []),
+    "cold-spell": (["spell", "--config", CONFIGS / "spell-cpu.yaml", *SMALL_COLD_START], []),
+    "cold-azr": (["azr", "--config", CONFIGS / "azr-cpu.yaml", *SMALL_COLD_START], []),
 }
 
 
