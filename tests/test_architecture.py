@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "harness.terminate",
             "harness.runinfo",
             "harness.thinking",
+            "harness.threadsafe_ast",
             "harness.data",
             "harness.store",
             "harness.metrics",

@@ -31,8 +31,9 @@ def bound_memory(mode: str, device: str) -> None:
     import trl.kernels.chunked_logprob as kernel
     import trl.trainer.utils as head
 
+    trl_tiles = _trl_tiles()  # read before the first change
     bounded = mode == "bounded" and not kernel._use_triton(device)
-    kernel.TOKEN_CHUNK_SIZE, head._CHUNKED_LOGPROB_CHUNK_SIZE = TILES if bounded else _trl_tiles()
+    kernel.TOKEN_CHUNK_SIZE, head._CHUNKED_LOGPROB_CHUNK_SIZE = TILES if bounded else trl_tiles
     if bounded and "MALLOC_MMAP_THRESHOLD_" not in os.environ:
         _mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
