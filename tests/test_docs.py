@@ -366,3 +366,14 @@ def test_the_readme_stays_a_start_page():
     ):
         assert command in readme
     assert "tox -e lint,test,vllm,no-bwrap,docs" in (REPO / ".ci" / "run").read_text()  # the same tests
+
+
+def test_the_readmes_links_and_pictures_exist():
+    """MkDocs checks the site's links; the README is outside it, so its relative targets are checked
+    here (a moved page or a renamed screenshot fails)."""
+    readme = (REPO / "README.md").read_text()
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    relative = [t for t in targets if "://" not in t]
+    assert any(t.endswith(".png") for t in relative)  # the view's screenshots
+    missing = [t for t in relative if not (REPO / t).exists()]
+    assert not missing, f"README links to missing files: {missing}"
