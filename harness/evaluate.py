@@ -48,7 +48,8 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
         if pending:
             generate_and_stream(cfg, run, pending, backend)
         planned = [r.key for r in p.requests]
-        return out, score_run(run, timeout=timeout, workers=workers, planned=planned)
+        include = cfg.scoring.lm_eval_include_path
+        return out, score_run(run, timeout=timeout, workers=workers, planned=planned, include_path=include)
 
 
 def generate_and_stream(cfg: EvalConfig, run: RunDir, pending: list[Request], backend) -> None:
@@ -58,7 +59,11 @@ def generate_and_stream(cfg: EvalConfig, run: RunDir, pending: list[Request], ba
         generating = bar.add_task("generating", total=len(pending))
         scoring = bar.add_task("scoring", total=0)
         stream = ScoreStream(
-            run, timeout=timeout, workers=workers, on_scored=lambda n: bar.advance(scoring, n)
+            run,
+            timeout=timeout,
+            workers=workers,
+            include_path=cfg.scoring.lm_eval_include_path,
+            on_scored=lambda n: bar.advance(scoring, n),
         )
         bar.update(scoring, total=sum(stream.streams(r.benchmark) for r in pending))
 

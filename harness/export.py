@@ -23,6 +23,7 @@ from statistics import mean, stdev
 from typing import Any
 
 from harness import HarnessError
+from harness.scoring import trusted_include_path
 from harness.scoring.lmeval import PREFIX, LMEvalScorer, context, lm_eval_version, plain
 from harness.store import (
     GENERATIONS,
@@ -48,8 +49,9 @@ def doc_hash(doc: dict) -> str:
     return sha256(json.dumps(doc, indent=2, default=str, ensure_ascii=False))
 
 
-def export_lm_eval(run_dir: Path, out: Path | None = None) -> list[Path]:
-    """Write the run's lm-eval files into `out` (default RUN_DIR/lm-eval); returns their paths."""
+def export_lm_eval(run_dir: Path, out: Path | None = None, include_path: Path | None = None) -> list[Path]:
+    """Write the run's lm-eval files into `out` (default RUN_DIR/lm-eval); returns their paths.
+    `include_path`: the lm-eval task folder run.json names, where the caller trusts it."""
     run = RunDir(run_dir)
     info = run.read_json(RUN)
     if "generations_file" in info:
@@ -70,7 +72,7 @@ def export_lm_eval(run_dir: Path, out: Path | None = None) -> list[Path]:
     for benchmark in config["benchmarks"]:
         scorer = config["scorers"][benchmark]
         if scorer.startswith(PREFIX):
-            include = config.get("scoring", {}).get("lm_eval_include_path")
+            include = trusted_include_path(config, include_path)
             lm_eval = LMEvalScorer(scorer.removeprefix(PREFIX), include)
             tasks[benchmark] = _lm_eval_task(lm_eval, info["answers"][benchmark], samples[benchmark])
         else:

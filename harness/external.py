@@ -108,7 +108,12 @@ def import_generations(
         run.start(run_info)
         written = {(r["item_id"], r["sample_idx"]) for r in run.records(GENERATIONS)}
         run.append(GENERATIONS, [r for key, r in records.items() if key not in written])
-        return score_run(run, timeout=scoring.score_timeout, workers=scoring.score_workers)
+        return score_run(
+            run,
+            timeout=scoring.score_timeout,
+            workers=scoring.score_workers,
+            include_path=scoring.lm_eval_include_path,
+        )
 
 
 COUNTS = (

@@ -138,7 +138,8 @@ def test_bridge_scores_equal_lm_evals_own_on_the_same_outputs(bridged):
 def test_export_writes_lm_evals_own_files(bridged):
     root, tasks, generations = bridged
     run = root / "second"
-    written = run_cli("export", str(run), "--format", "lm-eval", "--out", str(root / "export")).stdout.split()
+    export = ("export", str(run), "--format", "lm-eval", "--out", str(root / "export"))
+    written = run_cli(*export, "--lm-eval-include-path", str(tasks)).stdout.split()
     results_file = next(Path(p) for p in written if Path(p).name.startswith("results_"))
     samples_file = next(Path(p) for p in written if Path(p).name.startswith("samples_tiny_arith_"))
     date = results_file.stem.removeprefix("results_")
@@ -165,10 +166,56 @@ def test_export_writes_lm_evals_own_files(bridged):
 
 
 def test_rescoring_refuses_a_task_whose_targets_changed(bridged):
-    root, _, _ = bridged
-    done = run_cli("score", str(root / "first"), check=False)
+    root, tasks, _ = bridged
+    done = run_cli("score", str(root / "first"), "--lm-eval-include-path", str(tasks), check=False)
     assert done.returncode == 2
     assert "target changed since the run was made" in done.stderr
+
+
+def test_a_task_folder_named_only_by_run_json_is_never_imported(bridged, tmp_path):
+    """lm-eval's YAML imports Python (`!function`): a run folder naming a task folder must not make
+    score, export or the view run it. The folder is used once the user names it on the command line."""
+    from harness.view.prompts import PromptSource
+
+    root, tasks, _ = bridged
+    marker = tmp_path / "PWNED"
+    hostile = tmp_path / "tasks"
+    hostile.mkdir()
+    data = tasks / "tiny_arith.jsonl"
+    (hostile / "utils.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n\ndef doc_to_text(doc):\n    return doc['question']\n"
+    )
+    yaml_text = TASK.format(data=data).replace(
+        'doc_to_text: "Question: {{question}}\\nAnswer:"', "doc_to_text: !function utils.doc_to_text"
+    )
+    assert "!function" in yaml_text
+    (hostile / "tiny_arith.yaml").write_text(yaml_text)
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("run.json", "generations.jsonl", "scores.jsonl", "results.json"):
+        (run / name).write_bytes((root / "second" / name).read_bytes())
+    info = json.loads((run / "run.json").read_text())
+    info["config"]["scoring"]["lm_eval_include_path"] = str(hostile)
+    (run / "run.json").write_text(json.dumps(info))
+
+    for command in (
+        ("score", str(run)),
+        ("export", str(run), "--format", "lm-eval", "--out", str(tmp_path / "x")),
+    ):
+        done = run_cli(*command, check=False)
+        assert done.returncode == 2, command
+        assert (
+            f"run.json names the lm-eval task folder {hostile}, whose YAML files can run Python"
+            in done.stderr
+        )
+        assert f"pass --lm-eval-include-path {hostile}" in done.stderr
+    turns, why = PromptSource(info).messages("lm-eval:tiny_arith", "0")
+    assert turns is None and "can run Python" in why
+    assert not marker.exists()
+
+    trusted = run_cli("export", str(run), "--format", "lm-eval", "--out", str(tmp_path / "x"),
+                      "--lm-eval-include-path", str(hostile))  # fmt: skip
+    assert trusted.returncode == 0 and marker.exists()  # named by the user: lm-eval's own behaviour
 
 
 def test_task_errors_are_clear(tmp_path):

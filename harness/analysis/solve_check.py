@@ -410,6 +410,7 @@ def prepare(prober: Prober, info: dict, benchmark: str, samples: list[Sample], d
 def load_items(info: dict, benchmark: str, data_dir: Path | None) -> dict:
     """The benchmark's items, from the same data the run used (its content hash is checked)."""
     from benchmarks import get_benchmark
+    from harness.scoring import trusted_include_path
 
     config = info["config"]
     if "prompts" not in info or benchmark not in config.get("dataset_hashes", {}):
@@ -420,7 +421,7 @@ def load_items(info: dict, benchmark: str, data_dir: Path | None) -> dict:
     source = info.get("datasets", {}).get(benchmark, {})
     if data_dir is None and source.get("kind") == "local":
         data_dir = Path(source["dir"]).parent
-    bench = get_benchmark(benchmark, "math", config.get("scoring", {}).get("lm_eval_include_path"))
+    bench = get_benchmark(benchmark, "math", trusted_include_path(config, None))
     loaded = bench.load(data_dir)
     if loaded.source["content_hash"] != config["dataset_hashes"][benchmark]:
         raise HarnessError(

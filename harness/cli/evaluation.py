@@ -156,7 +156,6 @@ def score_command(
         "--data-dir": data_dir,
         "--scorer": scoring.scorer,
         "--numeric-rtol": scoring.numeric_rtol,
-        "--lm-eval-include-path": scoring.lm_eval_include_path,
     }
     given = [flag for flag, value in generation_only.items() if value is not None]
     if given:
@@ -178,5 +177,6 @@ def score_command(
             timeout=scoring.score_timeout,
             workers=scoring.score_workers,
             judge_settings=judge,
+            include_path=scoring.lm_eval_include_path,
         )
     print_summary(results, f"rescored {run_dir}")

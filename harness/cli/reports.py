@@ -186,13 +186,16 @@ def export_command(
     run_dir: Annotated[Path, typer.Argument(help="A scored run directory.")],
     format: Annotated[str, typer.Option("--format", help="lm-eval: its results and samples files.")],
     out: Annotated[Path | None, typer.Option(help="Folder to write [default: RUN_DIR/lm-eval].")] = None,
+    lm_eval_include_path: Annotated[
+        Path | None, typer.Option(help="The lm-eval task folder run.json names, if you trust its code.")
+    ] = None,
 ) -> None:
     """Write a run in another tool's file format."""
     from harness.export import export_lm_eval
 
     if format != "lm-eval":
         raise HarnessError(f"unknown export format {format!r}; available: lm-eval")
-    for path in export_lm_eval(run_dir, out):
+    for path in export_lm_eval(run_dir, out, lm_eval_include_path):
         typer.echo(str(path))
 
 

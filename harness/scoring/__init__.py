@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from harness import HarnessError
 from harness.scoring.base import Scorer
@@ -124,3 +126,22 @@ def get_scorer(
     if name not in SCORERS:
         raise HarnessError(f"unknown scorer {name!r}; available: {', '.join(NAMES)}")
     return SCORERS[name](Options(name, timeout, workers, rtol, judge, persistent, measured))
+
+
+def trusted_include_path(config: dict[str, Any], given: str | Path | None) -> str | None:
+    """The folder of lm-eval task files a run's config names, where the caller names the same folder.
+
+    Its YAML can import Python (`!function`), and a run folder is data, not code: a folder that only
+    run.json names is refused, and none is needed where no benchmark is an lm-eval task."""
+    recorded = config.get("scoring", {}).get("lm_eval_include_path")
+    uses = any(str(b).startswith(LM_EVAL) for b in config.get("benchmarks", ())) or any(
+        str(s).startswith(LM_EVAL) for s in config.get("scorers", {}).values()
+    )
+    if not recorded or not uses:
+        return None
+    if given is not None and Path(given).expanduser().resolve() == Path(str(recorded)).expanduser().resolve():
+        return str(recorded)
+    raise HarnessError(
+        f"run.json names the lm-eval task folder {recorded}, whose YAML files can run Python: "
+        f"pass --lm-eval-include-path {recorded} if you trust it"
+    )

@@ -11,12 +11,13 @@ import queue
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
 from harness.metrics import Outcome, aggregate, answer_of
 from harness.progress import progress_bar
-from harness.scoring import Scorer, exact_golds, get_scorer, timeless
+from harness.scoring import Scorer, exact_golds, get_scorer, timeless, trusted_include_path
 from harness.scoring.judge import JudgeConfig
 from harness.scoring.rules import accepted_answers, gold_text
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
@@ -32,11 +33,13 @@ def make_scorers(
     timeout: float | None = None,
     workers: int | None = None,
     judge_settings: dict[str, Any] | None = None,
+    include_path: str | Path | None = None,
 ) -> dict[str, Scorer]:
     """Each benchmark's scorer as the run's config declares it.
 
     The judge is the run's own: `judge_settings` (flat, as `JudgeConfig.from_settings` takes them) may
-    say where and how its engine runs (server, parallelism...), not change who judges or how."""
+    say where and how its engine runs (server, parallelism...), not change who judges or how.
+    `include_path`: the lm-eval task folder the caller trusts (`scoring_options`)."""
     config = info["config"]
     judge = None
     if "judge" in config:
@@ -56,8 +59,15 @@ def make_scorers(
             )
     elif judge_settings:
         raise HarnessError("--judge-* options: no benchmark of this run is judged")
-    options = {"timeout": timeout, "workers": workers, "judge": judge, **config.get("scoring", {})}
+    options = {"timeout": timeout, "workers": workers, "judge": judge, **scoring_options(info, include_path)}
     return {b: get_scorer(name, **options, **benchmark_options(b)) for b, name in config["scorers"].items()}
+
+
+def scoring_options(info: dict, include_path: str | Path | None) -> dict[str, Any]:
+    """run.json's scoring options, with its lm-eval task folder only where the caller names it too."""
+    options = dict(info["config"].get("scoring", {}))
+    options["lm_eval_include_path"] = trusted_include_path(info["config"], include_path)
+    return options
 
 
 def benchmark_options(benchmark: str) -> dict[str, Any]:
@@ -134,14 +144,16 @@ class ScoreStream:
     `score_run`. A benchmark whose scorer fails stops streaming; `score_run` scores its rest again
     and reports the error."""
 
-    def __init__(self, run: RunDir, *, timeout=None, workers=None, on_scored: Callable[[int], None]):
+    def __init__(
+        self, run: RunDir, *, timeout=None, workers=None, include_path=None, on_scored: Callable[[int], None]
+    ):
         info = run.read_json(RUN)
         self.run, self.on_scored = run, on_scored
         self.golds = {b: scoring_golds(info, b) for b in info["answers"]}
         options = {
             "timeout": timeout,
             "workers": workers or spare_cores(),
-            **info["config"].get("scoring", {}),
+            **scoring_options(info, include_path),
         }
         self.scorers = {
             b: get_scorer(name, persistent=True, **options, **benchmark_options(b))
@@ -197,13 +209,17 @@ def score_run(
     workers: int | None = None,
     judge_settings: dict[str, Any] | None = None,
     planned: Sequence[tuple[str, str, int]] | None = None,
+    include_path: str | Path | None = None,
 ) -> dict:
     """Score what is not scored yet (everything with `force`), then write canonical files and results.
 
     Scorers that reuse earlier work (judge verdicts) get each sample's previous score details.
-    `planned`: every sample the run must have; a missing one is an error, not a smaller denominator."""
+    `planned`: every sample the run must have; a missing one is an error, not a smaller denominator.
+    `include_path`: the lm-eval task folder the caller trusts, where run.json names one."""
     info = run.read_json(RUN)
-    scorers = make_scorers(info, timeout=timeout, workers=workers, judge_settings=judge_settings)
+    scorers = make_scorers(
+        info, timeout=timeout, workers=workers, judge_settings=judge_settings, include_path=include_path
+    )
     versions = {b: s.version for b, s in scorers.items()}
     _record_sandbox(run, info, scorers)
     _record_pass_k(run, info)

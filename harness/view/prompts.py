@@ -42,6 +42,7 @@ class PromptSource:
 
     def _read(self, benchmark: str) -> tuple[dict[str, str], str | None]:
         from benchmarks import get_benchmark
+        from harness.scoring import trusted_include_path
 
         source = self.info.get("datasets", {}).get(benchmark)
         if not isinstance(source, dict):
@@ -63,7 +64,7 @@ class PromptSource:
                 bench = get_benchmark(
                     spec,
                     config.get("scorers", {}).get(benchmark),
-                    config.get("scoring", {}).get("lm_eval_include_path"),
+                    trusted_include_path(config, None),  # a run folder names no code to run
                 )
                 loaded = bench.load(data_dir)
         except Exception as e:  # missing data, no network, a changed layout: the view goes on without it
