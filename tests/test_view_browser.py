@@ -240,3 +240,27 @@ def test_bundle_opens_from_disk(page, runs, tmp_path):
     page.wait_for_selector(".record")
     assert_inert(page)
     shot(page, "bundle")
+
+
+def test_the_last_sample_offers_no_next_one(page, site_url):
+    page.goto(site_url + f"#/run/{BASE}/b/0/s/11")  # aime24: 6 items x 2 samples
+    expect(page.locator("h1")).to_have_text("Item 65, sample 1")
+    assert page.get_by_role("link", name="‹ previous sample").count() == 1
+    assert page.get_by_role("link", name="next sample ›").count() == 0
+    page.goto(site_url + f"#/run/{BASE}/b/0/s/10")
+    expect(page.get_by_role("link", name="next sample ›")).to_have_count(1)
+
+
+def test_a_bundle_of_many_evaluations_offers_only_the_comparisons_it_holds(page, runs, tmp_path):
+    copies = [shutil.copytree(runs[BASE], tmp_path / f"ck{k}") for k in range(9)]
+    write_bundle(Site(copies), tmp_path / "bundle")  # 36 pairs: each vs the first and the next are held
+    page.goto((tmp_path / "bundle" / "index.html").as_uri())
+    button = page.locator("#compare")
+    expect(button).to_be_enabled()  # ck0 vs ck8: against the first
+    page.select_option("#base", "2")
+    expect(button).to_be_disabled()  # ck2 vs ck8: not in the bundle
+    assert "first and the next only" in page.locator("#compare-note").inner_text()
+    page.select_option("#candidate", "3")
+    expect(button).to_be_enabled()  # neighbours
+    button.click()
+    page.wait_for_selector("#verdict")

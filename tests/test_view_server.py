@@ -7,7 +7,9 @@ import hashlib
 import http.client
 import json
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -23,7 +25,7 @@ from harness.cli import app
 from harness.report.plotdata import training_series
 from harness.view.bundle import write_bundle
 from harness.view.evalrun import CORRECT, TRUNCATED, UNEXTRACTED, WRONG, EvalRun
-from harness.view.server import make_server
+from harness.view.server import make_server, url
 from harness.view.site import Site
 
 
@@ -96,6 +98,7 @@ def test_verdicts_and_samples_of_an_eval_run(runs):
     seed = run.sample(0, 0)["generation"]["seed"]
     shown = Site(runs).get("run/0/bench/0/sample/0")["generation"]["seed"]
     assert seed > 2**53 and shown == str(seed)  # as text: a JavaScript number would round it
+    assert sample["count"] == 12  # the page offers no "next" after the last sample
 
 
 def test_regression_view_is_harness_regress_and_its_flips(runs):
@@ -178,6 +181,45 @@ def test_a_symlink_out_of_the_run_folder_is_not_followed(runs, tmp_path):
     assert "SECRET" not in json.dumps(view.sample(0, 0))
 
 
+def test_an_evaluation_linked_out_of_a_training_run_is_not_served(runs, tmp_path):
+    linked = tmp_path / "linked"
+    (linked / "evals").mkdir(parents=True)
+    for name in ("train.json", "metrics.jsonl", "samples.jsonl"):
+        (linked / name).write_bytes((runs[3] / name).read_bytes())
+    (linked / "evals" / "step-7").symlink_to(runs[0])
+    (linked / "evals" / "step-8").symlink_to(linked / "evals" / "step-9")  # dangling
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    (whole / "train.json").write_bytes((runs[3] / "train.json").read_bytes())
+    (whole / "evals").symlink_to(runs[3] / "evals")
+    for folder in (linked, whole):
+        assert [r["name"] for r in Site([folder]).get("index")["runs"]] == [folder.name]
+    shutil.copytree(runs[0], linked / "evals" / "step-3")  # a real folder inside is read
+    assert [r["name"] for r in Site([linked]).get("index")["runs"]] == ["linked", "linked/evals/step-3"]
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="this machine has no IPv6 loopback")
+def test_ipv6_loopback_is_served_when_chosen(runs):
+    server = make_server(Site(runs[:1]), host="::1", port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert url(server) == f"http://[::1]:{server.server_address[1]}/"
+        status, body = get(server, "/api/index")
+        assert status == 200 and json.loads(body)["runs"][0]["name"] == runs[0].name
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_bundle_refuses_a_run_folder_and_a_foreign_folder(runs, tmp_path):
     site = Site(runs[:1])
     with pytest.raises(HarnessError, match="inside the run folder"):
@@ -189,6 +231,8 @@ def test_bundle_refuses_a_run_folder_and_a_foreign_folder(runs, tmp_path):
     write_bundle(site, tmp_path / "out")
     write_bundle(site, tmp_path / "out")  # an earlier bundle is replaced
     assert (tmp_path / "out" / "index.html").is_file()
+    index = (tmp_path / "out" / "data" / "index.js").read_text()
+    assert str(runs[0].parent) not in index  # a shared bundle does not say where the runs lay
 
 
 def test_cli_bundle_and_server(runs, tmp_path):

@@ -44,6 +44,8 @@ def write_bundle(site: Site, out: Path) -> int:
             data = site.get(path)
         except (KeyError, HarnessError, OSError, ValueError) as e:
             data = {"error": str(e)}
+        if path == "index":  # a shared bundle names each run by its folder, not where it lay on this machine
+            data["runs"] = [{**run, "path": run["name"]} for run in data["runs"]]
         file = out / "data" / f"{path}.js"
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(f"harnessData({json.dumps(path)}, {json.dumps(data)});\n")

@@ -209,6 +209,7 @@ class EvalRun:
             "benchmark": benchmark,
             "item_id": s.item_id,
             "sample_idx": s.sample_idx,
+            "count": len(self.samples[benchmark]),  # samples of this benchmark: the page's last "next"
             "flags": s.flags,
             "gold": gold_text(self.info.get("answers", {}).get(benchmark, {}).get(s.item_id)),
             "generation": generation,

@@ -21,6 +21,15 @@ def inside(root: Path, name: str) -> Path | None:
     return real
 
 
+def folder_inside(root: Path, folder: Path) -> bool:
+    """Whether `folder` is a folder whose real path stays in `root` (evals/step-N linked out is refused)."""
+    try:
+        real = folder.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return real.is_dir() and real.is_relative_to(root.resolve())
+
+
 def read_json(root: Path, name: str) -> Any:
     """The JSON in `root/name`, or None where it is absent; a clear error where it is not JSON."""
     path = inside(root, name)

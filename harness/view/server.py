@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import socket
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -85,11 +86,16 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+class IPv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 def make_server(site: Site, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """A server for `site` bound to host:port (port 0: a free one), not yet serving."""
     loopback = host in ("127.0.0.1", "localhost", "::1")
+    server_class = IPv6Server if ":" in host else ThreadingHTTPServer
     try:
-        server = ThreadingHTTPServer((host, port), Handler)
+        server = server_class((host, port), Handler)
     except OSError as e:
         raise HarnessError(f"cannot listen on {host}:{port} ({e.strerror}); choose another --port") from None
     bound = server.server_address[1]

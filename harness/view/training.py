@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.plotdata import checkpoint_step, training_series
-from harness.view.files import inside, read_json, read_line, scan
+from harness.view.files import folder_inside, inside, read_json, read_line, scan
 
 METRICS, SAMPLES, CONFIG = "metrics.jsonl", "samples.jsonl", "train.json"
 PREFERRED = ("reward", "loss", "completions/mean_length", "frac_reward_zero_std")  # curves shown first
@@ -50,7 +50,11 @@ class TrainRun:
             if isinstance(step, int):
                 self.steps.setdefault(step, []).append((offset, length, role(record)))
         self.evals = sorted(
-            (p for p in (self.path / "evals").glob("step-*") if inside(p, "run.json")),
+            (
+                p
+                for p in (self.path / "evals").glob("step-*")
+                if folder_inside(self.path, p) and inside(p, "run.json")
+            ),
             key=lambda p: checkpoint_step(p.name) or 0,
         )
 

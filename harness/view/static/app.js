@@ -151,6 +151,10 @@
       try {
         const parsed = JSON.parse(gold);
         if (parsed && typeof parsed.tests === "string") return textBlock("```python\n" + parsed.tests + "\n```", { math: false });
+        if (parsed && parsed.kind === "cruxeval") { // the completed assertion the model had to fill in
+          const shown = "assert f(" + parsed.input + ") == " + parsed.output;
+          return textBlock("```python\n" + parsed.code + "\n" + shown + "\n```", { math: false });
+        }
       } catch (e) { /* not JSON: as text */ }
     }
     return answerText(typeof gold === "string" ? gold : JSON.stringify(gold), false);
@@ -196,9 +200,19 @@
     const base = el("select", { id: "base" }, evals.map((r) => el("option", { value: r.id }, r.name)));
     const cand = el("select", { id: "candidate" }, evals.map((r) => el("option", { value: r.id }, r.name)));
     if (evals.length > 1) cand.value = String(evals[evals.length - 1].id);
-    const compare = evals.length > 1 ? el("div", { class: "bar" }, "Compare base", base, "with candidate", cand,
-      el("button", { id: "compare", onclick: () => { location.hash = "#/compare/" + base.value + "/" + cand.value; } },
-        "compare")) : null;
+    // a bundle holds the pairs the index lists (every pair of up to 8 evaluations); a server answers any
+    const held = (a, b) => MODE !== "bundle" || i.pairs.some(([x, y]) => x === a && y === b);
+    const note = el("span", { class: "muted", id: "compare-note" });
+    const check = () => {
+      const ok = held(Number(base.value), Number(cand.value));
+      button.disabled = !ok;
+      note.textContent = ok ? "" : "this bundle holds each evaluation against the first and the next only";
+    };
+    const button = el("button", { id: "compare", onclick: () => { location.hash = "#/compare/" + base.value + "/" + cand.value; } },
+      "compare");
+    base.onchange = check; cand.onchange = check;
+    const compare = evals.length > 1 ? el("div", { class: "bar" }, "Compare base", base, "with candidate", cand, button, note) : null;
+    check();
     show(el("h1", {}, "Runs"), el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "run"), el("th", {}, "kind"),
       el("th", {}, "folder"))), el("tbody", {}, rows)), compare);
   }
@@ -305,7 +319,7 @@
       ["item " + s.item_id + " · sample " + s.sample_idx, ""]);
     const nav = el("div", { class: "bar" },
       k > 0 ? link("#/run/" + r + "/b/" + b + "/s/" + (k - 1), "‹ previous sample") : null,
-      link("#/run/" + r + "/b/" + b + "/s/" + (k + 1), "next sample ›"));
+      k + 1 < s.count ? link("#/run/" + r + "/b/" + b + "/s/" + (k + 1), "next sample ›") : null);
     show(nav, el("h1", {}, "Item " + s.item_id + ", sample " + s.sample_idx), sampleView(s, false));
   }
 
