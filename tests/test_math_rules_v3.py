@@ -25,6 +25,7 @@ from harness.scoring.math_text import (
     units_disagree,
 )
 from harness.scoring.rules import gold_text
+from harness.scoring.units import asked_units
 from harness.stages.score import benchmark_options, scoring_golds
 
 PLANE = (
@@ -40,6 +41,19 @@ DETERMINE = "Determine the values of $w, d, a$ and $b$ if the total points are $
 FAR = "A ball rolls for 3 seconds at a constant 2 meters per second. How far, in meters, does it roll?"
 ANGLE = r"Find the angle of refraction, in degrees."
 FIELD = "Find the magnetic field in the gap, in terms of $T$, the period."
+PAINT = (  # amc23 44
+    "Jackson's paintbrush makes a narrow strip with a width of $6.5$ millimeters. Jackson has enough "
+    "paint to make a strip $25$ meters long. How many square centimeters of paper could Jackson cover "
+    "with paint?"
+)
+CUBE = (  # MATH-500 geometry/477
+    "A steel sphere with a 3-inch radius is made by removing metal from the corners of a cube that has "
+    "the shortest possible side lengths. How many cubic inches are in the volume of the cube?"
+)
+SPEED = "A car covers 150 miles in 2.5 hours. What is its average speed, in miles per hour?"
+AREA_UNITS = "A right triangle has legs 6 and 8. What is its area, in square units?"
+AREA_METERS = "A garden is 4 meters wide and 6 meters long. How many square meters is its area?"
+WHEEL = "A wheel of radius 1 meter turns once. How far, in meters, does it roll?"
 
 
 def right_and_wrong(shape: str, right: str, wrong: str, gold: str, question: str | None = None):
@@ -115,6 +129,25 @@ CASES = [
     ),
     *right_and_wrong("6 units", r"\boxed{48.6^\circ}", r"\boxed{48.6 \text{ rad}}", "48.6", ANGLE),
     ("6 units", r"\boxed{6 \text{ km}}", "6", 1.0),  # neither gold nor question names a unit: unchecked
+    # both spellings of one unit agree; another unit, or another power of it, does not
+    *right_and_wrong("6 units", r"\boxed{1625\text{ cm}^2}", r"\boxed{1625\text{ cm}}", "1625", PAINT),
+    *right_and_wrong(
+        "6 units", r"\boxed{1625 \, \mathrm{cm}^2}", r"\boxed{1625 \, \mathrm{m}^2}", "1625", PAINT
+    ),
+    *right_and_wrong("6 units", r"\boxed{216\text{ in}^3}", r"\boxed{216\text{ in}^2}", "216", CUBE),
+    *right_and_wrong(
+        "6 units",
+        r"\boxed{864 \text{ square inches}}",
+        r"\boxed{864 \text{ inches}}",
+        r"864 \mbox{ inches}^2",
+    ),
+    *right_and_wrong(
+        "6 units", r"\boxed{864 \text{ sq in}}", r"\boxed{864 \text{ sq ft}}", r"864 \mbox{ inches}^2"
+    ),
+    *right_and_wrong("6 units", r"\boxed{60 \text{ mph}}", r"\boxed{60 \text{ km/h}}", "60", SPEED),
+    *right_and_wrong("6 units", r"\boxed{24 \text{ units}^2}", r"\boxed{24 \text{ units}}", "24", AREA_UNITS),
+    *right_and_wrong("6 units", r"\boxed{24 \text{ m}^2}", r"\boxed{24 \text{ cm}^2}", "24", AREA_METERS),
+    *right_and_wrong("6 units", r"\boxed{2\pi \text{ m}}", r"\boxed{2\pi \text{ km}}", r"2\pi", WHEEL),
 ]
 
 # Realistic responses (written for these tests, in the shapes the audit found), on exact-answer golds.
@@ -203,6 +236,33 @@ RESPONSES = [
         gold_text("6", FAR),
         0.0,  # the question asks for meters
     ),
+    (
+        "The strip is $6.5$ mm $= 0.65$ cm wide and $25$ m $= 2500$ cm long.\n\n"
+        "Its area is $0.65 \\times 2500 = 1625$ square centimeters.\n\n"
+        "So Jackson can cover $\\boxed{1625\\text{ cm}^2}$ of paper.",
+        gold_text("1625", PAINT),
+        1.0,
+    ),
+    (
+        "The sphere's diameter is $6$ inches, so the smallest cube around it has side $6$ inches.\n\n"
+        "Its volume is $6^3 = 216$.\n\nThe volume of the cube is $\\boxed{216\\text{ in}^3}$.",
+        gold_text("216", CUBE),
+        1.0,
+    ),
+    (
+        "The sphere's diameter is $6$ inches, so the smallest cube around it has side $6$ inches.\n\n"
+        "Each face has area $6^2 = 36$, and there are $6$ faces.\n\n"
+        "The volume of the cube is $\\boxed{216\\text{ in}^2}$.",
+        gold_text("216", CUBE),
+        0.0,  # square inches are not the cubic inches asked for
+    ),
+    (
+        "One cubic foot is a cube with side $12$ inches.\n\n"
+        "Each face has area $12^2 = 144$ square inches, and there are $6$ faces.\n\n"
+        "The total surface area is $6 \\cdot 144 = \\boxed{864 \\text{ sq in}}$.",
+        r"864 \mbox{ inches}^2",
+        1.0,
+    ),
 ]
 
 
@@ -286,6 +346,22 @@ def test_units_and_case():
     assert not units_disagree("27 miles", "27", "Cities $A$ and $B$. How many miles from City $A$?")
     assert units_disagree("27 km", "27", "Cities $A$ and $B$. How many miles from City $A$?")
     assert letter_case_differs("100\\sqrt{t}", "100T^{1/2}") and not letter_case_differs("2T", "T")
+
+
+def test_units_are_read_whole():
+    assert answer_unit(r"1625\text{ cm}^2", set()) == answer_unit("1625 square centimeters", set()) == "cm^2"
+    assert answer_unit(r"864 \text{ sq in}", set()) == answer_unit(r"864 \mbox{ inches}^2", set()) == "in^2"
+    assert answer_unit(r"60 \text{ mph}", set()) == answer_unit("60 miles per hour", set()) == "mi/h"
+    assert answer_unit(r"9.8 \text{ m s}^{-2}", set()) == answer_unit(r"9.8\text{ m/s}^2", set()) == "m/s^2"
+    assert answer_unit("27 miles each way", set()) == "mi" and answer_unit("7 nickels", set()) == "nickels"
+    assert asked_units(PAINT) == {"cm^2"} and asked_units(CUBE) == {"in^3"} and asked_units(SPEED) == {"mi/h"}
+    assert asked_units(AREA_UNITS) == {"unit^2"} and asked_units(FAR) == {"m"}
+    assert asked_units("What is the price in Moldavia, in dollars per bushel?") == {"dollar/bushel"}
+    assert asked_units("Find the speed (in $\\mathrm{~cm}$ per second).") == {"cm/s"}
+    assert asked_units("Give the speed in m/s.") == set()  # a lone letter may be a symbol
+    assert asked_units("What is the largest in $A_{1}$?") == asked_units("How many are in $N$?") == set()
+    assert asked_units("In how many ways can 8 people sit in a row?") == set()
+    assert units_disagree(r"1625 \text{ cm}", "1625", PAINT) and units_disagree("60 km/h", "60", SPEED)
 
 
 def test_subscripts_get_braces():

@@ -13,6 +13,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 
 from harness.scoring.latex import boxed_spans
+from harness.scoring.units import UNIT_WORDS, asked_units, read_unit
 
 # --- extraction ------------------------------------------------------------------------------
 
@@ -203,19 +204,13 @@ _SUBSCRIPT = re.compile(r"_\{((?:[^{}]|\{[^{}]*\})*)\}")
 _BARE_SUBSCRIPT = re.compile(r"_\s*(\\[A-Za-z]+|[A-Za-z0-9])")  # E_1 -> E_{1}, x_\alpha -> x_{\alpha}
 _SUBSCRIPT_TEXT = re.compile(r"\\(?:text|mathrm|textrm|rm|mbox)\s*\{([^{}]*)\}")
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
-_UNIT_WORDS = (
-    "mm cm km m kg mg g s ms min h hr hrs hour hours day days year years yr week weeks ft feet foot "
-    "in inch inches mi mile miles mph kph J kJ cal kcal W kW N Pa kPa atm K eV keV MeV GeV L mL mol "
-    "Hz kHz MHz GHz V mV A mA Ohm pc kpc Mpc AU ly Angstrom dollar dollars cent cents unit units "
-    "degree degrees deg sq square cubic meter meters metre metres second seconds minute minutes"
-).split()
 _POWER = r"(?:\s*\^\s*(?:\{\s*-?\s*\d+\s*\}|-?\d|\{\s*\\circ\s*\}|\\circ))?"
 _UNIT_TOKEN = (
     r"(?:\\(?:text|mathrm|textrm|mbox|operatorname)\s*\{[^{}]*\}|\^\s*\{?\s*\\circ\s*\}?|\\circ"
     r"|(?<![A-Za-z\\])(?P<word>[A-Za-z]+))" + _POWER
 )
 _UNIT_GAP = r"(?:\s|\\[,;:! ]|~|/|\\cdot)*"
-_UNIT_TAIL = re.compile(rf"(?<=[\d}})]){_UNIT_GAP}(?:{_UNIT_TOKEN}{_UNIT_GAP})+$")
+_UNIT_TAIL = re.compile(rf"(?:(?<=[\d}})])|(?<=\\pi)){_UNIT_GAP}(?:{_UNIT_TOKEN}{_UNIT_GAP})+$")  # 2\pi cm
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _THIN_SPACE_THOUSANDS = re.compile(r"(?<=\d)\\,(?=\d{3}(?!\d))")
 _E_NOTATION = re.compile(r"(?<![\w\\.{])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])")
@@ -276,7 +271,7 @@ def _unit_tail(text: str, symbols: set[str], single_letters: bool) -> re.Match |
         word = token.group("word")
         if word is None:
             continue
-        if word not in _UNIT_WORDS and not _is_prose(text[: match.start()], match.group()):
+        if word not in UNIT_WORDS and not _is_prose(text[: match.start()], match.group()):
             return None
         if word in symbols or (len(word) == 1 and not single_letters):
             return None
@@ -285,33 +280,6 @@ def _unit_tail(text: str, symbols: set[str], single_letters: bool) -> re.Match |
 
 # --- units, letter case and the question's wording (rules 3) ---------------------------------
 
-_UNIT_NAMES = {
-    **dict.fromkeys(("meter", "meters", "metre", "metres"), "m"),
-    **dict.fromkeys(("kilometer", "kilometers", "kilometre", "kilometres"), "km"),
-    **dict.fromkeys(("centimeter", "centimeters", "centimetre", "centimetres"), "cm"),
-    **dict.fromkeys(("millimeter", "millimeters", "millimetre", "millimetres"), "mm"),
-    **dict.fromkeys(("second", "seconds", "sec"), "s"),
-    **dict.fromkeys(("minute", "minutes"), "min"),
-    **dict.fromkeys(("hour", "hours", "hr", "hrs"), "h"),
-    **dict.fromkeys(("day", "days"), "day"),
-    **dict.fromkeys(("week", "weeks"), "week"),
-    **dict.fromkeys(("year", "years", "yr"), "year"),
-    **dict.fromkeys(("gram", "grams"), "g"),
-    **dict.fromkeys(("kilogram", "kilograms"), "kg"),
-    **dict.fromkeys(("foot", "feet"), "ft"),
-    **dict.fromkeys(("inch", "inches"), "in"),
-    **dict.fromkeys(("mile", "miles"), "mi"),
-    **dict.fromkeys(("dollar", "dollars"), "dollar"),
-    **dict.fromkeys(("cent", "cents"), "cent"),
-    **dict.fromkeys(("degree", "degrees", "deg", "circ", "\\circ"), "deg"),
-    **dict.fromkeys(("unit", "units"), "unit"),
-}
-_UNIT_WORD = re.compile(r"\\circ|[A-Za-z]+")
-_ASKED_UNIT = re.compile(  # "in meters", "(in $\\mathrm{~cm}$)", "in units of $\\text{km}$", "how many miles"
-    r"\b(?:in\s+(?:units\s+of\s+)?|how\s+many\s+)"
-    r"(?:\$?\s*\\(?:mathrm|text|rm|mbox)\s*\{\s*~?\s*(\\circ|[A-Za-z]+)|([A-Za-z]{2,}|\\circ)\b)",
-    re.IGNORECASE,
-)
 _SET_QUESTION = re.compile(  # a request for every value, not "for all values of $x$"
     r"\b(?:find|determine|enter|list|compute|give|identify|what\s+are)\s+all\b"
     r"|\ball\s+possible\s+(?:values|solutions)\b|separated\s+by\s+commas",
@@ -322,31 +290,24 @@ _FIXED_FORM = re.compile(r"\bgcd\b|greatest\s+common\s+divisor|relatively\s+prim
 
 
 def answer_unit(answer: str, gold_variables: set[str]) -> str | None:
-    """The unit `normalise` strips from an answer ("6 km" -> "km", "90^\\circ" -> "deg"), named
-    canonically (meters -> m), or None."""
+    """The unit `normalise` strips from an answer, named canonically ("6 km" -> "km", "90^\\circ" ->
+    "deg", "1625\\text{ cm}^2" -> "cm^2"), or None."""
     tail = _unit_tail(answer.strip(), gold_variables, single_letters=True)
-    return _canonical_unit(tail.group()) if tail else None
-
-
-def _canonical_unit(tail: str) -> str:
-    """A unit tail's words in canonical names ("\\text{ kilometers}/hr" -> "km h")."""
-    return " ".join(
-        _UNIT_NAMES.get(word, word) for word in _UNIT_WORD.findall(_SUBSCRIPT_TEXT.sub(r" \1 ", tail))
-    )
+    read = read_unit(tail.group()) if tail else None
+    return read[0] if read else None
 
 
 def units_disagree(answer: str, gold: str, question: str | None) -> bool:
     """Whether the answer's unit differs from the gold's, or, for a gold without a unit, from every
-    unit the question asks for ("in meters", "in $\\mathrm{km}$"). Unknown either way: agree."""
+    unit the question asks for ("in meters", "How many square centimeters"). Unknown either way: agree."""
     unit = answer_unit(answer, variables(gold))
     if unit is None:
         return False
-    gold_tail = _unit_tail(gold.strip(), set(), single_letters=True)
-    if gold_tail is not None:
-        return _canonical_unit(gold_tail.group()) != unit
-    asked = {_UNIT_NAMES.get(w, w) for pair in _ASKED_UNIT.findall(question or "") for w in pair if w}
-    asked &= set(_UNIT_NAMES.values()) | set(_UNIT_WORDS)
-    return bool(asked) and unit.split()[0] not in asked
+    gold_unit = answer_unit(gold, set())
+    if gold_unit is not None:
+        return gold_unit != unit
+    asked = asked_units(question)
+    return bool(asked) and unit not in asked
 
 
 def letter_case_differs(answer: str, gold: str) -> bool:
