@@ -54,6 +54,7 @@ SPEED = "A car covers 150 miles in 2.5 hours. What is its average speed, in mile
 AREA_UNITS = "A right triangle has legs 6 and 8. What is its area, in square units?"
 AREA_METERS = "A garden is 4 meters wide and 6 meters long. How many square meters is its area?"
 WHEEL = "A wheel of radius 1 meter turns once. How far, in meters, does it roll?"
+OMEGA = "A motor applies a torque of 50 N m against a damping of 0.05. What is its steady-state speed?"
 
 
 def right_and_wrong(shape: str, right: str, wrong: str, gold: str, question: str | None = None):
@@ -94,6 +95,45 @@ CASES = [
     ("1 unfinished", "Therefore we get 12 in the end", "12", 0.0),
     ("1 unfinished", "Therefore, we have $x = 12$", "12", 0.0),
     ("1 unfinished", "$x = 12$\n\nLet's check:", "12", 0.0),
+    *right_and_wrong("1 bold", "Add them.\n\nThe answer is **194**", "The answer is **195**", "194"),
+    *right_and_wrong(
+        "1 bold", "Add them.\n\nTherefore the total is **194**.", "Therefore the total is **195**.", "194"
+    ),
+    ("1 unfinished", "Try small cases.\n\nLet's try a small case first: **n = 2**", "2", 0.0),
+    ("1 unfinished", "Set up the system.\n\nFirst, we substitute: **x = 5**", "5", 0.0),
+    ("1 unfinished", "Expand both sides.\n\nWe get: **x = 3**", "3", 0.0),
+    ("1 unfinished", "Plan the solution.\n\nStep 1: **a = 4**", "4", 0.0),
+    ("1 unfinished", "Use the quadratic formula.\n\nFirst, the discriminant is **16**", "16", 0.0),
+    ("1 unfinished", "Try small cases.\n\nLet's try:\n\n**n = 2**", "2", 0.0),
+    ("1 unfinished", "Count the fruit.\n\nSo we bought 12 apples.", "12", 0.0),
+    *right_and_wrong(
+        "1 label",
+        "Balance the torques.\n\nFinal answer: \\(\\omega_{ss}\\) = 1000 rad/s",
+        "Balance the torques.\n\nFinal answer: \\(\\omega_{ss}\\) = 100 rad/s",
+        "1000",
+        OMEGA,
+    ),
+    *right_and_wrong(
+        "1 label",
+        "Balance the torques.\n\n**Final Answer:** $\\omega_{ss}$ is 1000 rad/s.",
+        "Balance the torques.\n\n**Final Answer:** $\\omega_{ss}$ is 100 rad/s.",
+        "1000",
+    ),
+    *right_and_wrong(
+        "1 label", "Count.\n\nFinal answer: $N$ is 42.", "Count.\n\nFinal answer: $N$ is 41.", "42"
+    ),
+    *right_and_wrong(
+        "1 label", "Heat it.\n\nThe final answer is $T$ = 300 K.", "The final answer is $T$ = 30 K.", "300"
+    ),
+    *right_and_wrong(
+        "1 closing", "Count the fruit.\n\nSo Maria bought 12 apples.", "So Maria bought 13 apples.", "12"
+    ),
+    *right_and_wrong(
+        "1 heading",
+        "Count the coins.\n\n**Final Answer**\n\nThe number of nickels is 7.",
+        "Count the coins.\n\n**Final Answer**\n\nThe number of nickels is 8.",
+        "7",
+    ),
     # 2. exact-answer golds are exact: no rounding to the gold's figures
     ("2 exact", r"\boxed{165.93}", "166", 0.0),
     ("2 exact", r"\boxed{35.5}", "36", 0.0),
@@ -148,6 +188,36 @@ CASES = [
     *right_and_wrong("6 units", r"\boxed{24 \text{ units}^2}", r"\boxed{24 \text{ units}}", "24", AREA_UNITS),
     *right_and_wrong("6 units", r"\boxed{24 \text{ m}^2}", r"\boxed{24 \text{ cm}^2}", "24", AREA_METERS),
     *right_and_wrong("6 units", r"\boxed{2\pi \text{ m}}", r"\boxed{2\pi \text{ km}}", r"2\pi", WHEEL),
+    # the unit of a value stated without a box is checked too
+    *right_and_wrong(
+        "6 units",
+        "Multiply.\n\nTherefore, the distance it rolls is 6 meters.",
+        "Multiply.\n\nTherefore, the distance it rolls is 6 km.",
+        "6",
+        FAR,
+    ),
+    *right_and_wrong(
+        "6 units",
+        "Multiply.\n\nSo the distance is **6 meters**.",
+        "So the distance is **6 kilometers**.",
+        "6",
+        FAR,
+    ),
+    *right_and_wrong("6 units", "Multiply.\n\nThe distance is **6 m**", "The distance is **6 km**", "6", FAR),
+    *right_and_wrong(
+        "6 units",
+        "Multiply.\n\nThus the distance is $2\\pi$ meters.",
+        "Thus the distance is $2\\pi$ km.",
+        r"2\pi",
+        WHEEL,
+    ),
+    *right_and_wrong(
+        "6 units",
+        "Balance the torques.\n\nFinal answer: \\(\\omega_{ss}\\) = 1000 rad/s",
+        "Balance the torques.\n\nFinal answer: \\(\\omega_{ss}\\) = 1000 deg/s",
+        "1000",
+        "What is the steady-state speed, in radians per second?",
+    ),
 ]
 
 # Realistic responses (written for these tests, in the shapes the audit found), on exact-answer golds.
@@ -237,6 +307,18 @@ RESPONSES = [
         0.0,  # the question asks for meters
     ),
     (
+        "The ball rolls at $2$ meters per second for $3$ seconds.\n\n"
+        "Distance is speed times time: $2 \\times 3 = 6$.\n\nTherefore, the distance it rolls is 6 km.",
+        gold_text("6", FAR),
+        0.0,  # the same wrong unit in a closing sentence
+    ),
+    (
+        "The ball rolls at $2$ meters per second for $3$ seconds.\n\n"
+        "Distance is speed times time: $2 \\times 3 = 6$.\n\nSo the distance is **6 meters**.",
+        gold_text("6", FAR),
+        1.0,
+    ),
+    (
         "The strip is $6.5$ mm $= 0.65$ cm wide and $25$ m $= 2500$ cm long.\n\n"
         "Its area is $0.65 \\times 2500 = 1625$ square centimeters.\n\n"
         "So Jackson can cover $\\boxed{1625\\text{ cm}^2}$ of paper.",
@@ -261,6 +343,36 @@ RESPONSES = [
         "Each face has area $12^2 = 144$ square inches, and there are $6$ faces.\n\n"
         "The total surface area is $6 \\cdot 144 = \\boxed{864 \\text{ sq in}}$.",
         r"864 \mbox{ inches}^2",
+        1.0,
+    ),
+    (
+        "We need the smallest $n$ for which $n^2 + n$ is divisible by $6$.\n\n"
+        "The expression factors as $n(n+1)$, a product of consecutive integers, so it is always even.\n\n"
+        "Let's try a small case first: **n = 2**",
+        "2",
+        0.0,  # a step of the work, not its conclusion
+    ),
+    (
+        "From the first equation, $2x + y = 13$, and the second gives $y = 3$.\n\n"
+        "First, we substitute: **x = 5**",
+        "5",
+        0.0,
+    ),
+    (
+        "The roots are real when the discriminant is non-negative.\n\nFirst, the discriminant is **16**",
+        "16",
+        0.0,
+    ),
+    (
+        "At steady state the torque balance gives $b\\,\\omega_{ss} = \\tau$, so "
+        "$\\omega_{ss} = \\tau / b = 50 / 0.05$.\n\nFinal answer: \\(\\omega_{ss}\\) = 1000 rad/s",
+        "1000",
+        1.0,
+    ),
+    (
+        "Let $n$ be the number of nickels and $d$ the number of dimes; then $n + d = 11$ and "
+        "$5n + 10d = 75$, so $d = 4$ and $n = 7$.\n\n**Final Answer**\n\nThe number of nickels is 7.",
+        "7",
         1.0,
     ),
 ]
@@ -322,7 +434,28 @@ def test_measured_benchmarks_round(answer, gold, value):
         ("Hence x = 5", None),
         ("Work.\n\n$x = 5$\n\nThe final answer is:", ("closing", "x = 5")),
         ("Work.\n\n$x = 5$\n\nLet's check:", None),
-        ("The answer is: the speed $v$ is 30 m/s", ("phrase", "30")),
+        ("The answer is: the speed $v$ is 30 m/s", ("phrase", "30 m/s")),
+        ("Work.\n\nLet's try a small case first: **n = 2**", None),
+        ("Work.\n\nStep 1: **a = 4**", None),
+        ("Work.\n\nFirst, the discriminant is **16**", None),
+        ("Work.\n\nLet's try:\n\n**n = 2**", None),
+        ("Work.\n\nThe answer is:\n\n**194**", ("closing", "194")),
+        ("Work.\n\nSo the distance is **6 kilometers**.", ("closing", "6 kilometers")),
+        ("Work.\n\nTherefore, the distance she rides is 6 km.", ("closing", "6 km")),
+        ("Work.\n\nThus there are 5 in total.", ("closing", "5")),
+        (
+            "Work.\n\nTherefore, assuming a fair die, the chance is $\\frac{1}{6}$.",
+            ("closing", "\\frac{1}{6}"),
+        ),
+        ("Work.\n\nSo first, the discriminant is 16.", None),
+        ("Work.\n\nSo Maria bought 12 apples.", ("closing", "12")),
+        ("Work.\n\n**Final Answer**\n\nThe number of nickels is 7.", ("closing", "7")),
+        ("Final answer: \\(\\omega_{ss}\\) = 1000 rad/s", ("phrase", "1000 rad/s")),
+        ("The final answer is $T$ = 300 K.", ("phrase", "300 K")),
+        ("Final answer: $N$ is 42.", ("phrase", "42")),
+        ("Final answer: $Q$ is $MR = SRMC$.", ("phrase", "MR = SRMC")),  # a math span is taken whole
+        ("Final answer: $N$, the number of paths.", ("phrase", "N")),
+        ("Final answer: $\\pi$ = 3.14", ("phrase", "\\pi")),  # a constant is not a label
         ("The final answer is $x = 3$. Done.", ("phrase", "x = 3")),
     ],
 )

@@ -3,7 +3,8 @@ r"""Math answers judged with math-verify, in worker processes with a hard time l
 The final answer is found by `math_text.final_answer`: the last non-empty ``\boxed{}`` (boxes
 joined only by "and" or commas count together), else an explicit final-answer phrase, else a
 response that is a bare expression, else a value stated in the last line (rules 3: a bold value,
-a closing "Therefore ... is X." sentence, the last equation before an empty "... is:"); anything
+a closing "Therefore ... is X." sentence, the last equation before an empty "... is:", the line
+under a "Final Answer" heading; never a step of the work such as "We get: **x = 3**"); anything
 else is "no answer found". Both sides are rewritten by `math_text.normalise`, then compared:
 integers exactly ("033" = 33, "1{,}000" = 1000); decimals exactly, or at the gold's significant
 figures on measured benchmarks (6630.65 = 6630 on Minerva only); then math-verify, on parsed

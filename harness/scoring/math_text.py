@@ -64,12 +64,14 @@ def final_answer(text: str) -> tuple[str, str] | None:
 
 
 def _after_phrase(rest: str) -> str | None:
-    """The answer that follows a final-answer phrase: the math span that opens it, else the value a
-    sentence states ("The velocity $\\omega$ is 1000 rad/s"), else the last math span of its
-    sentence, else the sentence."""
+    """The answer that follows a final-answer phrase: the math span that opens it (the value after
+    it when it is a label: "$N$ is 42"), else the value a sentence states ("The velocity $\\omega$
+    is 1000 rad/s"), else the last math span of its sentence, else the sentence."""
     math = _DELIMITED.match(rest)
     if math:
         found = next(g for g in math.groups() if g is not None)
+        if _LABEL.fullmatch(found.strip()):  # "Final answer: $N$ is 42."
+            found = _labelled_value(rest[math.end() :]) or found
     else:
         end = _SENTENCE_END.search(rest)
         found = rest[: end.start()] if end else rest
@@ -82,6 +84,17 @@ def _after_phrase(rest: str) -> str | None:
     return found.strip() or None
 
 
+def _labelled_value(after: str) -> str | None:
+    """The value stated after a label, up to the end of its sentence: " = 1000 rad/s" -> "1000 rad/s";
+    a math span there is taken whole, as one right after the phrase is (" is $\\frac{1}{2}$")."""
+    end = _SENTENCE_END.search(after)
+    match = _LABELLED.match(after[: end.start()] if end else after)
+    span = _DELIMITED.fullmatch(match.group("value")) if match else None
+    if span:
+        return _with_unit(next(g for g in span.groups() if g is not None).strip(), match.group("words"))
+    return _stated(match)
+
+
 # --- closing statements (rules 3): the answer stated at the very end, not boxed, no phrase ----
 
 _MATH_SPAN = r"(?:\$\$.+?\$\$|(?<!\\)\$(?:\\.|[^$\\])+?\$|\\\(.+?\\\)|\\\[.+?\\\])"
@@ -89,57 +102,75 @@ _NUMBER = r"[-+−]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?"
 _HEDGE = r"(?:(?:approximately|about|around|roughly|exactly|equal\s+to|only|just|now|then|=|\\approx)\s*)*"
 _ASSIGNMENT = re.compile(r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{[^{}]*\})?\s*=\s*([^=<>]+)")
 _TOP_LEVEL_EQUALS = re.compile(r"=(?![^{]*\})")
+_STATED_TAIL = (  # a value, then at most a few words (a unit, a noun), to the end
+    rf"{_HEDGE}(?P<value>{_MATH_SPAN}|{_NUMBER})(?P<words>(?:\s+[A-Za-z][\w/.^{{}}\-]*){{0,4}})\s*[.!]?\s*$"
+)
 _STATED = re.compile(
-    r"(?:^|\s)(?:is|are|was|were|equals|has|have|had|costs|measures|must\s+be|will\s+be|would\s+be)\s+"
-    rf"{_HEDGE}(?P<value>{_MATH_SPAN}|{_NUMBER})(?:\s+[A-Za-z][A-Za-z/.^\-]*){{0,4}}\s*[.!]?\s*$",
+    r"(?:^|\s)(?:is|are|was|were|equals|has|have|had|costs|measures|must\s+be|will\s+be|would\s+be"
+    r"|bought|sold|spent|earned|paid|needs|gets|got|makes|made|takes|took|scored|becomes|remains)\s+"
+    + _STATED_TAIL,
     re.DOTALL,
 )
+_VALUE_AND_WORDS = re.compile(_STATED_TAIL, re.DOTALL)  # "6 kilometers"
+_LABELLED = re.compile(r"\s*(?:=|is\b|equals\b)\s*" + _STATED_TAIL, re.DOTALL)
+_LABEL = re.compile(r"(?!\\pi\b|\\infty\b)(?:\\[A-Za-z]+|[A-Za-z])(?:_\{[^{}]*\}|_[A-Za-z0-9])?")
 _MARKER = re.compile(
     r"^(?:therefore|thus|hence|so|consequently|finally|overall|in\s+conclusion|in\s+summary|altogether)"
     r"\b\s*,?\s*",
     re.IGNORECASE,
 )
-_PRONOUN = re.compile(r"^(?:we|i|you|they|it|this|that|let|let's|here)\b", re.IGNORECASE)
+_WORK_START = re.compile(  # "So we get ...", "First, ...", "Step 1: ...", "Let's try ..."
+    r"^(?:we|i|you|they|it|this|that|let|let's|here|first(?:ly)?|next|step|case|initially|try(?:ing)?"
+    r"|suppose|substitut\w*|plugging|checking|for\s+example)\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*])")
 _BOLD_END = re.compile(r"(?:^|=|\bis|\bare|:)\s*(?:\*\*([^*\n]+?)\*\*|\\textbf\s*\{([^{}]*)\})\s*\.?\s*$")
 _LEAD_IN = re.compile(r"(?:\bis|\bare|\bequals|answer|result)\s*:\s*$", re.IGNORECASE)
 _CONCLUDING = re.compile(r"\b(?:therefore|thus|hence|so|final|answer|result|value)\b", re.IGNORECASE)
+_HEADING = re.compile(r"[#*\s]*(?:final\s+)?answer[*:\s]*", re.IGNORECASE)
 
 
 def _closing(text: str) -> tuple[str, str] | None:
     """The answer a response states in its last line when it has no box and no final-answer phrase:
     a bold value ("= **194**"), a closing sentence ("Therefore, Hillary has 7 nickels."), or the
-    last equation before an empty lead-in ("... is:" with nothing after it). A sentence that starts
-    with "we" or "let" ("So we get $x = 3$") is a step of the work, not a closing statement."""
+    last equation before an empty lead-in ("... is:" with nothing after it), or the value stated
+    under a "**Final Answer**" heading. A step of the work ("So we get $x = 3$", "Step 1: **a = 4**")
+    is not a closing statement (`_unfinished`)."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None
-    found = _bold_value(lines[-1]) or _closing_sentence(lines[-1])
-    if found is None and len(lines) > 1:
-        found = _equation_before_lead_in(lines[-2], lines[-1])
+    previous = lines[-2] if len(lines) > 1 else ""
+    found = _bold_value(lines[-1], previous) or _closing_sentence(lines[-1])
+    if found is None and previous:
+        found = _equation_before_lead_in(previous, lines[-1]) or _under_heading(previous, lines[-1])
     return ("closing", found) if found else None
 
 
-def _bold_value(line: str) -> str | None:
-    """The bold value that ends the line, after "=", "is", ":" or alone ("m + n = **194**"). An
-    equation is kept whole: math-verify compares its right side with a gold that is a value."""
+def _bold_value(line: str, previous: str) -> str | None:
+    """The bold value that ends the line, after "=", "is", ":" or alone ("m + n = **194**"), with
+    the unit it names ("**6 kilometers**"); none after a step of the work ("We get: **x = 3**", or a
+    bold line alone under "Let's try:"). An equation is kept whole: math-verify compares its right
+    side with a gold that is a value."""
     match = _BOLD_END.search(line.rstrip("$ "))
     if not match:
         return None
-    return _value(match.group(1) if match.group(1) is not None else match.group(2))
+    lead = line[: match.start()].strip() or (previous if previous.endswith(":") else "")
+    if _unfinished(_SENTENCE.split(_plain_line(lead))[-1]):
+        return None
+    content = match.group(1) if match.group(1) is not None else match.group(2)
+    return _value(content) or _stated(_VALUE_AND_WORDS.match(content.strip()))
 
 
 def _closing_sentence(line: str) -> str | None:
     """The value the last sentence states when it opens with "Therefore", "Thus", "So"...: after a
     stating verb ("Thus the angle is approximately $3\\times10^{-3}$ arcseconds.") or as its only
     math span, an equation ("Thus, $m+n=194$.")."""
-    sentence = _SENTENCE.split(_TEXTBF.sub(r"\1", _BOLD.sub(r"\1", line)).strip())[-1]
+    sentence = _SENTENCE.split(_plain_line(line))[-1]
     marker = _MARKER.match(sentence)
-    if not marker:
+    if not marker or _unfinished(sentence):
         return None
     rest = sentence[marker.end() :].strip()
-    if _PRONOUN.match(rest):
-        return None
     stated = _stated_value(rest)
     if stated:
         return stated
@@ -161,15 +192,54 @@ def _equation_before_lead_in(equation: str, lead_in: str) -> str | None:
     return _value(inner) if "=" in inner else None
 
 
+def _under_heading(heading: str, line: str) -> str | None:
+    """The value the last line states under a "**Final Answer**" heading ("The number of nickels is 7.")."""
+    if not _HEADING.fullmatch(heading):
+        return None
+    plain = _plain_line(line)
+    return _stated_value(plain) or _value(plain)
+
+
+def _unfinished(sentence: str) -> bool:
+    """Whether a last sentence is a step of the work rather than its conclusion: after "So",
+    "Therefore"..., its subject is "we", "it" or "let" ("So we get $x = 3$"), or it opens a step
+    ("First, the discriminant is 16", "Step 1:", "Try $n = 2$")."""
+    marker = _MARKER.match(sentence)
+    rest = sentence[marker.end() :] if marker else sentence
+    return bool(_WORK_START.match(rest.strip()))
+
+
+def _plain_line(line: str) -> str:
+    """A line without bold markup."""
+    return _TEXTBF.sub(r"\1", _BOLD.sub(r"\1", line)).strip()
+
+
 def _stated_value(sentence: str) -> str | None:
     """The value after the sentence's stating verb, when only a few words (a unit, a noun) follow it:
-    "Hillary has 7 nickels" -> "7"; "it is $x$ or $y$" -> None."""
-    match = _STATED.search(sentence.strip())
-    if not match:
+    "Hillary has 7 nickels" -> "7"; "the distance is 6 km" -> "6 km"; "it is $x$ or $y$" -> None."""
+    return _stated(_STATED.search(sentence.strip()))
+
+
+def _stated(match: re.Match | None) -> str | None:
+    """The value a `_STATED_TAIL` match holds, with the unit its next words name (`_with_unit`)."""
+    if match is None:
         return None
     value = match.group("value")
     span = _DELIMITED.fullmatch(value)
-    return _value(next(g for g in span.groups() if g is not None) if span else value)
+    found = _value(next(g for g in span.groups() if g is not None) if span else value)
+    return _with_unit(found, match.group("words")) if found else None
+
+
+def _with_unit(value: str, words: str) -> str:
+    """`value` followed by the known unit its next words open with ("6" and " km in all" -> "6 km"),
+    so that the unit is checked; the value alone when they name none ("7" and " nickels") or when
+    `normalise` would not strip that unit again."""
+    read = read_unit(words, known_only=True)
+    if read is None:
+        return value
+    stated = f"{value} {words[: read[1]].strip()}"
+    tail = _unit_tail(stated, set(), single_letters=True)
+    return stated if tail is not None and tail.start() == len(value) else value
 
 
 def _value(text: str) -> str | None:
