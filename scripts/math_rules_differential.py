@@ -5,13 +5,18 @@ on (answer, gold) pairs generated from the real benchmark golds and questions.
 
 Every gold of MATH-500, OlympiadBench, Minerva, AMC23 and AIME 24/25 gets answers in the shapes a
 model writes (boxed, after "the answer is", bare, a bold value ending the last line, a closing
-"Therefore ..." sentence, the last equation before an empty "... is:", a value after a label, the
-"So we get x" endings of unfinished work), each once right and once wrong; numbers also get
-rounded and more precise forms, lists their reorderings, subscripts their brace forms, equations a
-multiple, symbols their other case and numbers a unit; MATH-500's reference solutions come whole
-and with their box unwrapped. The older rules score the plain golds, as their runs did; the new ones
-get each item's question with its gold, as new runs do. Every changed verdict is classified by the
-rule that moved it and written to DIR/changed.jsonl; the counts per class are printed.
+"Therefore ..." sentence, the last equation before an empty "... is:", a value after a label or a
+lone symbol, and the endings of unfinished work: "So we get x", "We get: **x**", "Let's try:
+**x**", "Step 1: **x**"), each once right and once wrong; numbers also get rounded and more precise
+forms, lists their reorderings, subscripts their brace forms, equations a multiple, symbols their
+other case and numbers a unit. Where the gold carries a unit or the question asks for one ("How
+many square centimeters"), the answer states it spelled three ways (right: ``\text{ cm}^{2}``,
+``\text{ sq cm}``, "square centimeters") and another unit or another power of it (wrong), boxed, in a
+closing sentence and bold. MATH-500's reference solutions come whole and with their box unwrapped.
+The older rules score the plain golds, as their runs did; the new ones get each item's question
+with its gold, as new runs do. Every changed verdict is classified by the rule that moved it and
+written to DIR/changed.jsonl; the counts per class are printed, and so is how many wrong answers
+and endings of unfinished work the new rules credit (none, where they are right).
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from pathlib import Path
 from benchmarks import BENCHMARKS
 from harness.data import read_rows
 from harness.scoring.math import MathScorer
+from harness.scoring.math_text import answer_unit, normalise, variables
 from harness.scoring.rules import gold_text
+from harness.scoring.units import asked_units
 
 SETS = ("math500", "olympiadbench", "minerva", "amc23", "aime24", "aime25")
 WORK = "We set up the equations and simplify step by step.\n\n"
@@ -52,9 +59,92 @@ def shapes(value: str) -> dict[str, str]:
         "closing_equation": f"{WORK}Thus, $Q = {value}$.",
         "lead_in": f"{WORK}$Q = {value}$\n\n**Therefore, the value of $Q$ is:**",
         "label": f"{WORK}Final answer: The required quantity \\(Q\\) is ${value}$",
+        "label_equals": f"{WORK}Final answer: $Q$ = ${value}$",
+        "label_is": f"{WORK}**Final Answer:** $Q$ is ${value}$.",
         "so_we_get": f"{WORK}So we get ${value}$",
         "we_have": f"{WORK}Therefore, we have $Q = {value}$",
+        "we_get_bold": f"{WORK}We get: **{value}**",
+        "lets_try_bold": f"{WORK}Let's try a small case first: **{value}**",
+        "step_bold": f"{WORK}Step 1: **{value}**",
+        "first_bold": f"{WORK}First, the discriminant is **{value}**",
     }
+
+
+UNFINISHED = ("so_we_get", "we_have", "we_get_bold", "lets_try_bold", "step_bold", "first_bold")
+LONG = {  # canonical unit -> (plural, singular) names
+    "m": ("meters", "meter"),
+    "cm": ("centimeters", "centimeter"),
+    "mm": ("millimeters", "millimeter"),
+    "km": ("kilometers", "kilometer"),
+    "in": ("inches", "inch"),
+    "ft": ("feet", "foot"),
+    "mi": ("miles", "mile"),
+    "s": ("seconds", "second"),
+    "min": ("minutes", "minute"),
+    "h": ("hours", "hour"),
+    "day": ("days", "day"),
+    "year": ("years", "year"),
+    "deg": ("degrees", "degree"),
+    "rad": ("radians", "radian"),
+    "unit": ("units", "unit"),
+    "cent": ("cents", "cent"),
+    "dollar": ("dollars", "dollar"),
+}
+OTHER = {"m": "km", "cm": "m", "mm": "cm", "km": "m", "in": "ft", "ft": "in", "mi": "km", "s": "min"}
+OTHER |= {"min": "h", "h": "min", "day": "year", "year": "day", "deg": "rad", "rad": "deg", "unit": "cm"}
+OTHER |= {"cent": "dollar", "dollar": "cent"}
+POWER_WORDS = {2: ("square", "sq"), 3: ("cubic", "cu")}
+
+
+def unit_factors(unit: str) -> tuple[str, int, str] | None:
+    """A canonical unit as (name, power, denominator): "cm^2" -> ("cm", 2, ""), "mi/h" -> ("mi", 1,
+    "h"); None for one the tables below do not spell (several factors, a power in the denominator)."""
+    up, _, down = unit.partition("/")
+    name, _, power = up.partition("^")
+    if " " in unit or "^" in down or name not in LONG or (down and down not in LONG):
+        return None
+    return (name, int(power or 1), down) if int(power or 1) in (1, *POWER_WORDS) else None
+
+
+def spellings(name: str, power: int, down: str) -> dict[str, str]:
+    """One unit written as LaTeX, abbreviated and in words: "\\text{ cm}^{2}", "\\text{ sq cm}",
+    "square centimeters"; "\\text{ mi/h}", "\\text{ mi/h}", "miles per hour"."""
+    long, short = LONG[name][0], name
+    if power > 1:
+        long, short = f"{POWER_WORDS[power][0]} {long}", f"{POWER_WORDS[power][1]} {name}"
+    if down:
+        long, short = f"{long} per {LONG[down][1]}", f"{short}/{down}"
+    tex = f"\\text{{ {name}{'/' + down if down else ''}}}" + (f"^{{{power}}}" if power > 1 else "")
+    return {"tex": tex, "abbrev": f"\\text{{ {short}}}", "words": long}
+
+
+def unit_answers(gold: str, question: str) -> dict[str, str]:
+    """Answers stating the unit the gold carries or, for a number, the one unit its question asks for:
+    right in three spellings, boxed, closing and bold; wrong as another unit or another power of it."""
+    unit = answer_unit(gold, variables(gold))
+    value = normalise(gold) if unit else gold.strip()
+    if unit is None and re.fullmatch(r"-?\d+(?:\.\d+)?", value):
+        asked = asked_units(question)
+        unit = next(iter(asked)) if len(asked) == 1 else None
+    factors = unit_factors(unit) if unit and "," not in value else None
+    if factors is None:
+        return {}
+    name, power, down = factors
+    right = spellings(*factors)
+    boxed = {"tex": right["tex"], "abbrev": right["abbrev"], "words": f"\\text{{ {right['words']}}}"}
+    found = {f"right/unit_{k}": f"{WORK}So the answer is $\\boxed{{{value}{v}}}$." for k, v in boxed.items()}
+    found["right/unit_closing"] = f"{WORK}Therefore, the required quantity is ${value}$ {right['words']}."
+    found["right/unit_bold"] = f"{WORK}So the required quantity is **${value}$ {right['words']}**."
+    other, other_power = spellings(OTHER[name], power, down), spellings(name, power - 1 or 2, down)
+    for kind, unit_words in (("other", other), ("power", other_power)):
+        found[f"wrong/unit_{kind}"] = f"{WORK}So the answer is $\\boxed{{{value}{unit_words['tex']}}}$."
+        found[f"wrong/unit_{kind}_closing"] = (
+            f"{WORK}Therefore, the required quantity is ${value}$ {unit_words['words']}."
+        )
+        found[f"wrong/unit_{kind}_bold"] = (
+            f"{WORK}So the required quantity is **${value}$ {unit_words['words']}**."
+        )
+    return found
 
 
 def wrong(gold: str, others: list[str]) -> str:
@@ -102,6 +192,7 @@ def pairs(data_dir: Path, limit: int | None) -> list[dict]:
             answers = {f"right/{k}": v for k, v in shapes(item.answer).items()}
             answers |= {f"wrong/{k}": v for k, v in shapes(wrong(item.answer, others)).items()}
             answers |= {f"variant/{k}": f"$\\boxed{{{v}}}$" for k, v in variants(item.answer).items()}
+            answers |= unit_answers(item.answer, item.problem)
             for kind, answer in answers.items():
                 found.append({"benchmark": name, "item": item.id, "kind": kind, "answer": answer})
                 found[-1] |= {"gold": item.answer, "question": item.problem}
@@ -145,14 +236,15 @@ def old_scores(found: list[dict], revision: str) -> list[dict]:
 
 
 def shape_of(pair: dict, old: dict, new: dict) -> str:
-    """The issue-38 shape (or other rule) that moved a verdict, read from the new rules' details."""
+    """The issue-38 shape (or other rule) that moved a verdict, read from the new rules' details: a
+    changed extraction first (the rule that judged it may have changed only because the answer did)."""
     method, source = new["details"].get("method"), new["details"].get("source")
+    if old["extracted"] is None or source == "closing" or old["extracted"] != new["extracted"]:
+        return "1 extraction"
     if method in ("unit", "case", "multiset", "form"):
         return {"unit": "6 units", "case": "6 case", "multiset": "3 multiset", "form": "5 fixed form"}[method]
     if old["details"].get("method") == "decimal" and new["value"] < old["value"]:
         return "2 exact rounding"
-    if old["extracted"] is None or source == "closing" or old["extracted"] != new["extracted"]:
-        return "1 extraction"
     if "_" in (new["extracted"] or ""):
         return "4 subscripts"
     return "other"
@@ -189,6 +281,10 @@ def main() -> int:
         credited = [sum(s[i]["value"] for i in index) for s in (old, new)]
         print(f"  {kind:28} {credited[0]:6.0f} {credited[1]:6.0f} of {len(index)}")
     print(f"{len(changed)} of {len(found)} verdicts changed")
+    refused = [
+        i for i, p in enumerate(found) if p["kind"].startswith("wrong/") or p["kind"].endswith(UNFINISHED)
+    ]
+    print(f"  wrong or unfinished, credited by the new rules: {sum(new[i]['value'] for i in refused):.0f}")
     for (shape, kind, move), n in sorted(counts.items()):
         print(f"  {shape:18} {kind:9} {move}: {n}")
     return 0
