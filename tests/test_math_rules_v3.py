@@ -91,6 +91,13 @@ CASES = [
         "Final answer: The steady-state velocity \\(\\omega_{ss}\\) is 100 rad/s",
         "1000",
     ),
+    *right_and_wrong(
+        "1 lead-in",
+        "Invert: $5 = 1/(x-4)$, so $f^{-1}(1/5) = 9$\n\n**Therefore, the value of $f^{-1}(1/5)$ is:**",
+        "Invert: $5 = 1/(x-4)$, so $f^{-1}(1/5) = 8$\n\n**Therefore, the value of $f^{-1}(1/5)$ is:**",
+        "9",
+    ),
+    ("1 lead-in", "Invert.\n\nSo $x = 9$ is the first root, and $x = 2$ the second", "9", 0.0),
     ("1 unfinished", "Expand both sides.\n\nSo we get $x = 12$", "12", 0.0),
     ("1 unfinished", "Therefore we get 12 in the end", "12", 0.0),
     ("1 unfinished", "Therefore, we have $x = 12$", "12", 0.0),

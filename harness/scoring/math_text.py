@@ -181,13 +181,15 @@ def _closing_sentence(line: str) -> str | None:
 
 def _equation_before_lead_in(equation: str, lead_in: str) -> str | None:
     """The equation on the line before an empty, concluding lead-in that ends the response
-    ("$f^{-1}(1/5) = 9$" then "**Therefore, the value of $f^{-1}(1/5)$ is:**"); it must be free of
-    prose."""
+    ("$f^{-1}(1/5) = 9$" then "**Therefore, the value of $f^{-1}(1/5)$ is:**"): the whole line, free
+    of prose, or the math span that ends it ("Solving, $f^{-1}(1/5) = 9$")."""
     lead = _TEXTBF.sub(r"\1", _BOLD.sub(r"\1", lead_in)).strip().strip("*").strip()
     if not (_LEAD_IN.search(lead) and _CONCLUDING.search(lead)):
         return None
     line = _TEXTBF.sub(r"\1", _BOLD.sub(r"\1", equation)).strip().rstrip(".").strip()
-    math = _DELIMITED.fullmatch(line)
+    math = _DELIMITED.fullmatch(line) or next(
+        (m for m in _DELIMITED.finditer(line) if m.end() == len(line)), None
+    )
     inner = next(g for g in math.groups() if g is not None) if math else line
     return _value(inner) if "=" in inner else None
 
