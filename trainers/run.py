@@ -226,6 +226,17 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
     return out
 
 
+def end_processes() -> None:
+    """Close the process group once every process is done. Left to the interpreter's exit, gloo's
+    threads are torn down in any order and can abort a finished process ("terminate called without
+    an active exception", exit -6)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def process_index() -> int:
     from accelerate import PartialState
 

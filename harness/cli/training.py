@@ -90,7 +90,7 @@ def train_command(
         typer.echo(json.dumps(describe(cfg), indent=2, default=str))
         return
     from trainers.launch import check_processes, launch_line
-    from trainers.run import is_main_process, train
+    from trainers.run import end_processes, is_main_process, train
 
     check_processes(num_processes)
     line = launch_line(cfg.method)
@@ -104,6 +104,7 @@ def train_command(
     trained = train(cfg, announce=(lambda: console.print(line)) if line else None)
     if is_main_process():  # under accelerate or torchrun every process trains; one reports
         console.print(f"trained: {trained}")
+    end_processes()
 
 
 @app.command("tiny-model")

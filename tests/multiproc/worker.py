@@ -286,6 +286,7 @@ def main() -> int:
             }
         )
     )
+    trainers.run.end_processes()
     return 0
 
 
