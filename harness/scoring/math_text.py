@@ -187,11 +187,13 @@ def _equation_before_lead_in(equation: str, lead_in: str) -> str | None:
     if not (_LEAD_IN.search(lead) and _CONCLUDING.search(lead)):
         return None
     line = _TEXTBF.sub(r"\1", _BOLD.sub(r"\1", equation)).strip().rstrip(".").strip()
-    math = _DELIMITED.fullmatch(line) or next(
-        (m for m in _DELIMITED.finditer(line) if m.end() == len(line)), None
-    )
+    math = _DELIMITED.fullmatch(line)
     inner = next(g for g in math.groups() if g is not None) if math else line
-    return _value(inner) if "=" in inner else None
+    if "=" in inner and (value := _value(inner)):
+        return value
+    last = next((m for m in _DELIMITED.finditer(line) if m.end() == len(line)), None)
+    tail = next(g for g in last.groups() if g is not None) if last else ""
+    return _value(tail) if "=" in tail else None
 
 
 def _under_heading(heading: str, line: str) -> str | None:
