@@ -115,9 +115,10 @@ def _hashable(key: Any) -> Any:
     return key
 
 
-def resume_point(out: Path, processes: int) -> str | None:
-    """The last complete checkpoint in `out` (None for a fresh run). A checkpoint whose save was cut
-    short is skipped with a note; a symbolic link, a pickled method state or damaged weights are errors."""
+def resume_point(out: Path, processes: int) -> tuple[str | None, list[str]]:
+    """The last complete checkpoint in `out` (None for a fresh run), and a note for each later one whose
+    save was cut short (skipped); a symbolic link, a pickled method state or damaged weights are errors."""
+    notes = []
     out = Path(out)
     found = sorted(
         ((int(m.group(1)), p) for p in out.iterdir() if (m := CHECKPOINT.fullmatch(p.name))),
@@ -130,15 +131,17 @@ def resume_point(out: Path, processes: int) -> str | None:
         if not missing:
             check_weights(folder)
             check_trainer_files(folder)
-            return str(folder)
+            return str(folder), notes
         legacy = [name for name in LEGACY_STATES if (folder / name).is_file()]
         if legacy and (folder / TRAINER_STATE).is_file():
             raise HarnessError(
                 f"{folder} holds its method state as a pickle ({legacy[0]}), which harness train does not "
                 "load (a pickle can run code): start a new --out, or resume with the version that wrote it"
             )
-        print(f"note: skipping {folder.name}: its save did not finish (no {missing}); resuming before it")
-    return None
+        notes.append(
+            f"note: skipping {folder.name}: its save did not finish (no {missing}); resuming before it"
+        )
+    return None, notes
 
 
 def _missing(folder: Path, processes: int) -> str:

@@ -109,9 +109,10 @@ def make_method(config: TrainConfig, scorer: str | None):
     return method_class(config).from_config(config, reward)
 
 
-def check_out_dir(config: TrainConfig) -> str | None:
-    """The checkpoint to resume from (None for a fresh run); refuses an OUT made by another config, and
-    one whose train.json, metrics.jsonl or samples.jsonl is not what this trainer wrote (or a link).
+def check_out_dir(config: TrainConfig) -> tuple[str | None, list[str]]:
+    """The checkpoint to resume from (None for a fresh run) and notes on the half-saved ones skipped;
+    refuses an OUT made by another config, and one whose train.json, metrics.jsonl or samples.jsonl is
+    not what this trainer wrote (or a link).
     A run folder that was moved or copied resumes: where OUT lives is not part of the comparison."""
     out = Path(config.out)
     if out.exists() and not out.is_dir():
@@ -184,7 +185,7 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
 
     method_class(config).resolved_options(config)  # a bad option stops the run before anything loads
     check_cold_start(config, method_class(config))
-    resume = check_out_dir(config)
+    resume, skipped = check_out_dir(config)
     out = Path(config.out)
     if resume is not None and _step_of(resume) >= config.max_steps:
         print(f"{out} is already trained to step {_step_of(resume)} of {config.max_steps}: nothing to do")
@@ -199,6 +200,8 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
     with RunDir(out).locked() if is_main_process() else contextlib.nullcontext():
         if announce is not None:
             announce()
+        for note in skipped if is_main_process() else ():  # after the launch line, once
+            print(note, flush=True)
         cold = {"cold_start": COLD_START_FOLDER} if config.cold_start is not None else {}
         record = {"hash": config.hash, "config": config.identity, "scorer": scorer, **sandbox, **cold}
         if is_main_process():  # one writer: another process may get here before the main one made OUT

@@ -229,7 +229,10 @@ def test_a_save_cut_short_is_skipped_with_a_note(tiny_model, finished, tmp_path)
     (run / "checkpoint-2" / "trainer_state.json").unlink()
     done = train(tiny_model, finished[1], run, "--max-steps", "2")
     assert done.code == 0, done.stderr
-    assert "note: skipping checkpoint-2: its save did not finish (no trainer_state.json)" in done.stdout
+    lines = done.stdout.splitlines()
+    note = "note: skipping checkpoint-2: its save did not finish (no trainer_state.json); resuming before it"
+    assert lines[0] == note and done.stdout.count(note) == 1, lines[:3]  # once, before the steps
+    assert done.stderr.startswith("harness train grpo: 1 process")  # the launch line stays the first
     assert "step 2/2" in done.stdout and "step 1/2" not in done.stdout  # resumed from checkpoint-1
     assert (run / "checkpoint-2" / "method_state.json").is_file()
     steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
