@@ -109,6 +109,18 @@ def test_a_killed_rank_ends_the_run_and_the_same_command_resumes(plain_model, tm
     records = [r for r in jsonl(out / "metrics.jsonl") if "loss" in r]
     assert [r["step"] for r in records] == [1, 2, 3, 4, 5, 6]  # each step once, as one run
     assert complete(out / "checkpoint-6")
+    # a kill during a save (here: rank 1's method state never written) is skipped with one note,
+    # after the launch line, and the run resumes before it
+    (out / "checkpoint-6" / "method_state-rank1.json").unlink()
+    half = run(command, tmp_path)
+    assert half.returncode == 0, half.output[-4000:]
+    lines = half.output.splitlines()
+    note = (
+        "note: skipping checkpoint-6: its save did not finish (no method_state-rank1.json); "
+        "resuming before it"
+    )
+    assert lines[0] == "harness train grpo: 2 processes" and lines.count(note) == 1, lines[:4]
+    assert complete(out / "checkpoint-6")
 
 
 def test_accelerate_cpu_launch_of_two_is_one_process_and_is_caught(plain_model, tmp_path):
