@@ -28,11 +28,12 @@ M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 
 def bound_memory(mode: str, device: str) -> None:
     """Apply `mode` ("bounded" or "stock") for a run computing on `device`."""
+    import torch
     import trl.kernels.chunked_logprob as kernel
     import trl.trainer.utils as head
 
     trl_tiles = _trl_tiles()  # read before the first change
-    bounded = mode == "bounded" and not kernel._use_triton(device)
+    bounded = mode == "bounded" and not kernel._use_triton(torch.device(device))
     kernel.TOKEN_CHUNK_SIZE, head._CHUNKED_LOGPROB_CHUNK_SIZE = TILES if bounded else trl_tiles
     if bounded and "MALLOC_MMAP_THRESHOLD_" not in os.environ:
         _mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
