@@ -41,6 +41,35 @@ class HubSource:
     layout: FileLayout
     gated: bool = False  # downloads need accepted terms and a token
 
+    @property
+    def url(self) -> str:
+        return f"https://huggingface.co/datasets/{self.repo}/tree/{self.revision}"
+
+    def download(self, name: str) -> list[Path]:
+        """The layout's files, downloaded once into the Hugging Face cache, for the dataset `name`."""
+        from huggingface_hub import hf_hub_download
+
+        paths = []
+        for file in self.layout.files:
+            try:
+                path = hf_hub_download(self.repo, file, repo_type="dataset", revision=self.revision)
+                paths.append(Path(path))
+            except Exception as e:  # offline, gated, moved: all end the same way for the user
+                gated = (
+                    f"This dataset is gated: accept its terms at https://huggingface.co/datasets/"
+                    f"{self.repo}, then log in (`huggingface-cli login`) or set HF_TOKEN.\n"
+                    if self.gated
+                    else ""
+                )
+                raise HarnessError(
+                    f"could not download {self.repo}/{file}@{self.revision[:12]} for {name!r} "
+                    f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}).\n"
+                    f"{gated}Offline? Pass --data-dir DIR (or set HARNESS_DATA_DIR) with the files under "
+                    f"DIR/{name}/ (`harness fetch-data {name} --from FOLDER --to DIR` copies a folder that "
+                    "has them), and --model with a local model folder."
+                ) from None
+        return paths
+
 
 @dataclass(frozen=True)
 class Loaded:
@@ -74,8 +103,9 @@ class Benchmark:
         return self.scorer in MATH_TEXT_SCORERS
 
     def load(self, data_dir: Path | None = None) -> Loaded:
-        """Items from `data_dir` (Hub layout first, then known local copies) or from the Hub; a shipped
-        copy when neither has them (the Hub is probed first, so offline costs about a second).
+        """Items from `data_dir` when one is given (Hub layout first, then known local copies; a folder
+        without them is an error, for every benchmark), else from the Hub, else a shipped copy (the Hub
+        is probed first, so offline costs about a second).
 
         Math items whose text has a LaTeX escape decoded by JSON are loaded, named in a warning and
         listed in the source (`corrupted_escapes`, kept in run.json); a clean copy is preferred."""
@@ -88,7 +118,7 @@ class Benchmark:
             source = {"kind": "file", "path": str(self.path)}
             return self._build([self.path], [self.path.name], self.local_layouts[0], source)
         data_dir = data_dir or _env_data_dir()
-        if data_dir is not None and (self.packaged is None or self._has_local(Path(data_dir))):
+        if data_dir is not None:  # a named folder is read, or is an error: never silently replaced
             return self._load_local(Path(data_dir))
         if self.packaged is None:
             return self._load_hub()
@@ -104,15 +134,6 @@ class Benchmark:
         loaded.source.update(kind="packaged", origin=self.packaged, why=why)
         del loaded.source["dir"]
         return loaded
-
-    def _has_local(self, data_dir: Path) -> bool:
-        """Whether `data_dir` holds every file of one of this benchmark's layouts."""
-        layouts = ((self.hub.layout,) if self.hub else ()) + self.local_layouts
-        return any(
-            all((data_dir / folder / f).is_file() for f in layout.files)
-            for folder in (self.name, *self.folders)
-            for layout in layouts
-        )
 
     def _load_local(self, data_dir: Path) -> Loaded:
         """The first complete layout that loads cleanly; a broken copy, or one with corrupted LaTeX
@@ -150,41 +171,26 @@ class Benchmark:
         if broken:
             raise HarnessError("\n".join(broken))
         raise HarnessError(
-            f"no data for benchmark {self.name!r} under {data_dir}; expected one of:\n  " + "\n  ".join(tried)
+            f"no data for benchmark {self.name!r} under {data_dir} (`harness fetch-data {self.name} --to "
+            f"{data_dir}` puts it there); expected one of:\n  " + "\n  ".join(tried)
         )
 
     def _load_hub(self) -> Loaded:
-        if self.hub is None and self.release is not None:
-            path = _download(self.release, self.name)
-            source = {"kind": "release", "url": self.release}
-            return self._build([path], [path.name], self.local_layouts[0], source)
-        if self.hub is None:
-            raise HarnessError(f"benchmark {self.name!r} has no Hub source; pass --data-dir")
-        from huggingface_hub import hf_hub_download
+        files, source = self.pinned_files()
+        layout = self.hub.layout if self.hub else self.local_layouts[0]
+        return self._build([p for p, _ in files], [n for _, n in files], layout, source)
 
-        paths = []
-        for name in self.hub.layout.files:
-            try:
-                paths.append(
-                    Path(
-                        hf_hub_download(self.hub.repo, name, repo_type="dataset", revision=self.hub.revision)
-                    )
-                )
-            except Exception as e:  # offline, gated, moved: all end the same way for the user
-                gated = (
-                    f"This dataset is gated: accept its terms at https://huggingface.co/datasets/"
-                    f"{self.hub.repo}, then log in (`huggingface-cli login`) or set HF_TOKEN.\n"
-                    if self.hub.gated
-                    else ""
-                )
-                raise HarnessError(
-                    f"could not download {self.hub.repo}/{name}@{self.hub.revision[:12]} for benchmark "
-                    f"{self.name!r} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}).\n"
-                    f"{gated}Offline? Pass --data-dir DIR (or set HARNESS_DATA_DIR) with the files under "
-                    f"DIR/{self.name}/, and --model with a local model folder."
-                ) from None
-        source = {"kind": "hub", "repo": self.hub.repo, "revision": self.hub.revision}
-        return self._build(paths, list(self.hub.layout.files), self.hub.layout, source)
+    def pinned_files(self) -> tuple[list[tuple[Path, str]], dict[str, Any]]:
+        """The pinned source's files, downloaded once into a cache, each with its path under the
+        benchmark's folder of a --data-dir; and the source to record."""
+        if self.hub is not None:
+            paths = self.hub.download(self.name)
+            source = {"kind": "hub", "repo": self.hub.repo, "revision": self.hub.revision}
+            return list(zip(paths, self.hub.layout.files, strict=True)), source
+        if self.release is not None:
+            path = _download(self.release, self.name)
+            return [(path, path.name)], {"kind": "release", "url": self.release}
+        raise HarnessError(f"benchmark {self.name!r} has no Hub source; pass --data-dir")
 
     def _build(
         self, paths: list[Path], names: list[str], layout: FileLayout, source: dict[str, Any]

@@ -12,6 +12,7 @@ from helpers import REPO, run_cli
 
 from benchmarks import BENCHMARKS
 from benchmarks.base import PACKAGED_DIR
+from harness import HarnessError
 from harness.cli.evaluation import CPU_REASONING_CAP, OFFLINE_CAP, _fit_hardware
 from harness.config import SamplingOverrides
 from harness.data import read_rows
@@ -27,7 +28,7 @@ from harness.hub import hub_unreachable
     ],
 )  # fmt: skip
 def test_aime_ships_in_the_package(name, shared_files, revision, shared_data, tmp_path):
-    loaded = BENCHMARKS[name].load(tmp_path)  # a data folder without AIME, and HF_HUB_OFFLINE (conftest)
+    loaded = BENCHMARKS[name].load()  # no data folder, and HF_HUB_OFFLINE (conftest)
     assert loaded.source["kind"] == "packaged" and loaded.source["origin"]["revision"] == revision
     assert loaded.source["why"] == "HF_HUB_OFFLINE is set"
     gold = {str(row["id"]): str(row["answer"]) for f in shared_files for _, row in read_rows(shared_data / f)}
@@ -36,6 +37,8 @@ def test_aime_ships_in_the_package(name, shared_files, revision, shared_data, tm
     if name == "aime25":  # the answers agree with the other (corrupted-text) copy too
         assert gold == combined
     assert BENCHMARKS[name].load(shared_data).source["kind"] == "local"  # a data folder that has it wins
+    with pytest.raises(HarnessError, match=f"no data for benchmark '{name}' under {tmp_path} "):
+        BENCHMARKS[name].load(tmp_path)  # one that does not is an error, as for every benchmark
 
 
 def test_every_packaged_file_is_declared_as_package_data():

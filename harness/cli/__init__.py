@@ -2,7 +2,7 @@
 export, list), training (train, tiny-model), training corpora (corpus) and looking at runs (view), each
 family in its own module."""
 
-from harness.cli import corpus, evaluation, reports, training, view  # noqa: F401 - each registers its commands
+from harness.cli import corpus, data, evaluation, reports, training, view  # noqa: F401 - each registers its commands
 from harness.cli.app import app, main
 
 __all__ = ["app", "main"]

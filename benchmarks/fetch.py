@@ -1,0 +1,186 @@
+"""`harness fetch-data`: a benchmark's pinned files put once under DIR/<benchmark>/, laid out as
+`--data-dir DIR` reads them, so later runs need no network; each file's sha256 and origin (Hub dataset
+and revision, release URL, shipped copy or local folder) go into DIR/checksums.json.
+
+Sources: the Hub (a benchmark's pinned revision), a folder that already holds the files (`--from`,
+laid out as --data-dir reads them), or, for the AIME sets when the Hub does not answer, the copies
+shipped in the package. DAPO-Math-17K, a training set, becomes DIR/dapo-math-17k.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import HarnessError
+from harness.data import sha256_file
+
+CHECKSUMS = "checksums.json"
+HOW_TO = "docs/install.md, 'Benchmark data'"  # the page that says where the files come from
+
+
+@dataclass
+class Fetched:
+    """One benchmark or training set put under DIR: its origin and files (paths relative to DIR)."""
+
+    name: str
+    origin: dict[str, Any]
+    files: list[dict[str, Any]] = field(default_factory=list)  # path, sha256, bytes
+    note: str = ""
+
+
+def fetch(names: list[str], to: Path, source: Path | None = None) -> list[Fetched]:
+    """Put each named benchmark (or `dapo-math-17k`) under `to`, from the Hub or from `source`."""
+    from benchmarks import get_benchmark
+    from benchmarks.dapo import NAME as DAPO
+
+    if not names:
+        raise HarnessError("name the benchmarks to fetch (see `harness list`), or dapo-math-17k")
+    if source is not None and not source.is_dir():
+        raise HarnessError(f"--from {source}: no such folder")
+    if to.exists() and not to.is_dir():
+        raise HarnessError(f"--to {to} is a file, not a folder")
+    done = []
+    for name in dict.fromkeys(names):
+        if name.startswith(("jsonl:", "lm-eval:")):
+            raise HarnessError(f"{name}: a local file or an lm-eval task; there is nothing to fetch")
+        done.append(
+            _fetch_dapo(to, source) if name == DAPO else _fetch_benchmark(get_benchmark(name), to, source)
+        )
+        _record(to, done[-1])
+    return done
+
+
+def _fetch_benchmark(bench, to: Path, source: Path | None) -> Fetched:
+    if source is not None:
+        loaded = bench.load(source)  # the first clean copy there, as --data-dir would read it
+        folder = Path(loaded.source["dir"])
+        files = [(folder / f["path"], f["path"]) for f in loaded.source["files"]]
+        origin = {"kind": "local", "from": str(folder)}
+        if "laid_out_as" in loaded.source:
+            origin["laid_out_as"] = loaded.source["laid_out_as"]
+        fetched = _place(bench.name, files, to, origin)
+    else:
+        fetched = _from_origin(bench, to)
+    bench.load(to)  # what was placed is what --data-dir reads (an error names the file if not)
+    return fetched
+
+
+def _from_origin(bench, to: Path) -> Fetched:
+    """From the pinned source; offline, the shipped copy of a benchmark that has one, else an error
+    saying where the files come from."""
+    from benchmarks.base import PACKAGED_DIR
+    from harness.hub import hub_unreachable
+
+    why = hub_unreachable() if bench.hub is not None else None
+    if why is None:
+        files, origin = bench.pinned_files()
+        return _place(bench.name, files, to, origin)
+    if bench.packaged is None:
+        raise HarnessError(_offline_message(bench.name, bench.hub, why, to))
+    shipped = bench.load(PACKAGED_DIR).source
+    files = [(PACKAGED_DIR / bench.name / f["path"], f["path"]) for f in shipped["files"]]
+    fetched = _place(bench.name, files, to, {"kind": "packaged", **bench.packaged})
+    fetched.note = f"the Hub cannot be reached ({why}): the copy shipped in the package"
+    return fetched
+
+
+def _offline_message(name: str, hub, why: str, to: Path) -> str:
+    files = ", ".join(hub.layout.files)
+    return (
+        f"cannot fetch {name}: the Hub cannot be reached ({why}). Its files ({files}) come from the "
+        f"Hub dataset {hub.repo} at revision {hub.revision} ({hub.url}); fetch them where the Hub "
+        f"answers, or copy a folder that holds them: harness fetch-data {name} --from FOLDER --to {to} "
+        f"(see {HOW_TO})"
+    )
+
+
+def _fetch_dapo(to: Path, source: Path | None) -> Fetched:
+    from benchmarks.dapo import DAPO_MATH_17K, NAME, convert
+    from harness.hub import hub_unreachable
+
+    (name,) = DAPO_MATH_17K.layout.files
+    if source is not None:
+        parquet = source / NAME / name
+        if not parquet.is_file():
+            raise HarnessError(f"--from {source}: no {NAME}/{name} (the Hub's layout, under {NAME}/)")
+        origin: dict[str, Any] = {"kind": "local", "from": str(source / NAME)}
+    else:
+        why = hub_unreachable()
+        if why is not None:
+            raise HarnessError(_offline_message(NAME, DAPO_MATH_17K, why, to))
+        (parquet,) = DAPO_MATH_17K.download(NAME)
+        origin = {"kind": "hub", "repo": DAPO_MATH_17K.repo, "revision": DAPO_MATH_17K.revision}
+    to.mkdir(parents=True, exist_ok=True)
+    out = to / f"{NAME}.jsonl"
+    with tempfile.TemporaryDirectory(dir=to, prefix=f".{NAME}.") as scratch:
+        made = Path(scratch) / out.name
+        converted = convert(parquet, made)
+        _refuse_other_file(out, sha256_file(made))
+        os.replace(made, out)
+    fetched = Fetched(NAME, {**origin, "file": name, "sha256": sha256_file(parquet)})
+    fetched.files.append({"path": out.name, "sha256": sha256_file(out), "bytes": out.stat().st_size})
+    fetched.note = f"{converted.rows} rows -> {converted.written} distinct questions" + (
+        f" ({converted.conflicting} with two answers left out)" if converted.conflicting else ""
+    )
+    return fetched
+
+
+def _place(name: str, files: list[tuple[Path, str]], to: Path, origin: dict[str, Any]) -> Fetched:
+    """Copy `files` (source path, path under the benchmark's folder) to to/<name>/; a file already
+    there with the same bytes is kept, one with other bytes is refused before anything is copied."""
+    folder = to / name
+    planned = []
+    for path, relative in files:
+        digest = sha256_file(path)
+        _refuse_other_file(folder / relative, digest)
+        planned.append((path, folder / relative, digest))
+    fetched = Fetched(name, origin)
+    for path, target, digest in planned:
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+            os.close(fd)
+            shutil.copyfile(path, partial)
+            os.replace(partial, target)
+        relative = target.relative_to(to).as_posix()
+        fetched.files.append({"path": relative, "sha256": digest, "bytes": target.stat().st_size})
+    return fetched
+
+
+def _refuse_other_file(target: Path, digest: str) -> None:
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise HarnessError(f"{target} is a link or a folder; move it or choose another --to")
+    if target.is_file() and sha256_file(target) != digest:
+        raise HarnessError(
+            f"{target} exists with other bytes than the source's (sha256 {digest[:12]}...); move it "
+            "or choose another --to"
+        )
+
+
+def read_checksums(to: Path) -> dict[str, Any]:
+    """DIR/checksums.json: benchmark -> {origin, files}; {} where there is none yet."""
+    path = to / CHECKSUMS
+    if not path.is_file():
+        return {}
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise HarnessError(f"{path}: not a checksums file harness fetch-data wrote ({e})") from None
+    if not isinstance(recorded, dict):
+        raise HarnessError(f"{path}: not a checksums file harness fetch-data wrote")
+    return recorded
+
+
+def _record(to: Path, fetched: Fetched) -> None:
+    """Add (or replace) one entry of DIR/checksums.json, written whole through a temporary file."""
+    from harness.store import atomic_write
+
+    recorded = read_checksums(to)
+    recorded[fetched.name] = {"origin": fetched.origin, "files": fetched.files}
+    atomic_write(to / CHECKSUMS, json.dumps(recorded, indent=2, sort_keys=True) + "\n")
