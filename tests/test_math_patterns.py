@@ -279,8 +279,8 @@ def test_an_older_math_score_is_recomputed(tmp_path, shared_data):
     run_cli("score", "--generations", str(generations), "--out", str(run), *args)
     scores = run / "scores.jsonl"
     record = json.loads(scores.read_text())
-    assert record["value"] == 1.0 and record["scorer"].startswith("math-3+")
-    old = record["scorer"].replace("math-3+", "math-2+")
+    assert record["value"] == 1.0 and record["scorer"].startswith("math-4+")
+    old = record["scorer"].replace("math-4+", "math-3+")
     scores.write_text(json.dumps({**record, "scorer": old, "value": 0.0}) + "\n")
     run_cli("score", str(run))
     again = [json.loads(line) for line in scores.read_text().splitlines()]

@@ -40,7 +40,7 @@ FIND_ALL = (
 DETERMINE = "Determine the values of $w, d, a$ and $b$ if the total points are $w W + d D + a A + b B$."
 FAR = "A ball rolls for 3 seconds at a constant 2 meters per second. How far, in meters, does it roll?"
 ANGLE = r"Find the angle of refraction, in degrees."
-FIELD = "Find the magnetic field in the gap, in terms of $T$, the period."
+FIELD = "Find the magnetic field in the gap at time $t$, in terms of $T$, the period."  # t is not T
 PAINT = (  # amc23 44
     "Jackson's paintbrush makes a narrow strip with a width of $6.5$ millimeters. Jackson has enough "
     "paint to make a strip $25$ meters long. How many square centimeters of paper could Jackson cover "

@@ -127,7 +127,7 @@ def test_eval_run_filter_wrong_and_read_a_sample(page, site_url):
     page.wait_for_selector(".cards .card")
     text = " ".join(page.locator("main").inner_text().split())
     assert "avg@2 [95% CI] 58.3 [16.7, 91.7]" in text  # results.json's own numbers
-    assert "scripted/base" in text and "math-3+math-verify" in text and "temperature" in text
+    assert "scripted/base" in text and "math-4+math-verify" in text and "temperature" in text
     shot(page, "run")
 
     open_wrong_sample(page, site_url)

@@ -23,10 +23,18 @@ from collections.abc import Iterator, Sequence
 from importlib.metadata import version
 
 from harness.scoring.latex import last_boxed
+from harness.scoring.math_forms import (
+    answer_choice,
+    asks_for_percent,
+    gold_choice,
+    same_parameter,
+    without_percent,
+)
 from harness.scoring.math_text import (
     as_tuple,
     asks_for_values,
     assigned_value,
+    assignment,
     decimal,
     final_answer,
     fixes_form,
@@ -42,7 +50,7 @@ from harness.scoring.pool import TimeoutPool, map_with_timeout
 from harness.scoring.rules import parse_gold
 from harness.types import Score
 
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 DEFAULT_TIMEOUT = 10.0
 
 _INTEGER = re.compile(r"[-+]?\d+(?:\.0*)?")
@@ -96,8 +104,15 @@ def verify_pair(payload: tuple) -> dict:
 def _judge(candidate: str, gold: str, question: str | None, measured: bool) -> tuple[bool, str, str]:
     """(right, canonical answer, method) for one accepted gold; the method names the rule that decided."""
     gold_text, text = normalise(gold), normalise(candidate, variables(gold))
+    text, gold_text = same_parameter(text, gold_text, variables)
+    if (letter := gold_choice(gold_text)) and (chosen := answer_choice(text)):
+        return chosen == letter, chosen, "choice"  # "\textbf{(B)}\ 3(1+r/10)^x=7" for "(B)"
+    if asks_for_percent(question):
+        gold_text, text = without_percent(gold_text), without_percent(text)
     if "=" not in gold_text and (value := assigned_value(text)) is not None:
         text = value  # "Q = 28800" answers 28800: its right side is compared (and its letters' case)
+    elif (sides := assignment(text)) and (gold_sides := assignment(gold_text)) and sides[0] == gold_sides[0]:
+        text, gold_text = sides[1], gold_sides[1]  # "x = a, b" for "x=a, b": math-verify misreads sets in Eq
     if units_disagree(candidate, gold, question):
         return False, text, "unit"
     if (ordered_gold := repeated_list_as_tuple(gold_text)) is not None:
@@ -105,7 +120,7 @@ def _judge(candidate: str, gold: str, question: str | None, measured: bool) -> t
             return _same_multiset(text, gold_text, measured)
         gold_text, text = ordered_gold, as_tuple(text)
     ok, canonical, method = _compare(text, gold_text, measured, fixes_form(question))
-    if ok and letter_case_differs(text, gold_text):
+    if ok and letter_case_differs(text, gold_text, question):
         return False, canonical, "case"
     return ok, canonical, method
 
@@ -122,7 +137,7 @@ def _compare(text: str, gold_text: str, measured: bool, fixed_form: bool = False
     if gold_number is not None and number is not None:
         if number == gold_number or (measured and matches_at_gold_precision(number, gold_number)):
             return True, str(number), "decimal"
-    gold_parsed, predicted = _parse(gold_text), _parse(text)
+    gold_parsed, predicted = _same_symbols(_parse(gold_text)), _same_symbols(_parse(text))
     if _parsed(gold_parsed) and _parsed(predicted):
         ok = verify(gold_parsed, predicted, timeout_seconds=None) and not _tiny_and_apart(
             gold_parsed[0], predicted[0]
@@ -164,6 +179,18 @@ def _parse(text: str) -> list:
     if not _parsed(parsed):
         parsed = parse(text, extraction_config=[ExprExtractionConfig()], parsing_timeout=None) or parsed
     return parsed
+
+
+def _same_symbols(result: list) -> list:
+    """A parse whose symbols are plain, so that one name is one symbol: the parser gives the letters
+    it splits from a run ("2it") other assumptions than spaced ones ("2 i t"), and SymPy then holds
+    them apart."""
+    import sympy
+
+    if not _parsed(result) or not isinstance(result[0], sympy.Basic):
+        return result
+    symbols = {s: sympy.Symbol(s.name) for s in result[0].free_symbols if isinstance(s, sympy.Symbol)}
+    return [result[0].xreplace(symbols), *result[1:]]
 
 
 def _parsed(result: list) -> bool:

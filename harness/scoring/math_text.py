@@ -13,6 +13,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 
 from harness.scoring.latex import boxed_spans
+from harness.scoring.math_symbols import as_latex
 from harness.scoring.units import UNIT_WORDS, asked_units, read_unit
 
 # --- extraction ------------------------------------------------------------------------------
@@ -100,7 +101,9 @@ def _labelled_value(after: str) -> str | None:
 _MATH_SPAN = r"(?:\$\$.+?\$\$|(?<!\\)\$(?:\\.|[^$\\])+?\$|\\\(.+?\\\)|\\\[.+?\\\])"
 _NUMBER = r"[-+−]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?"
 _HEDGE = r"(?:(?:approximately|about|around|roughly|exactly|equal\s+to|only|just|now|then|=|\\approx)\s*)*"
-_ASSIGNMENT = re.compile(r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{[^{}]*\})?\s*=\s*([^=<>]+)")
+_ASSIGNMENT = re.compile(  # "Q = ...", "x_{1} = ...", and a function's value "z_{p}(t) = ..." (rules 4)
+    r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{[^{}]*\})?(?:\(\s*[A-Za-z](?:\s*,\s*[A-Za-z])*\s*\))?\s*=\s*([^=<>]+)"
+)
 _TOP_LEVEL_EQUALS = re.compile(r"=(?![^{]*\})")
 _STATED_TAIL = (  # a value, then at most a few words (a unit, a noun), to the end
     rf"{_HEDGE}(?P<value>{_MATH_SPAN}|{_NUMBER})(?P<words>(?:\s+[A-Za-z][\w/.^{{}}\-]*){{0,4}})\s*[.!]?\s*$"
@@ -309,6 +312,7 @@ def normalise(text: str, gold_variables: set[str] | None = None) -> str:
     is_gold = gold_variables is None
     symbols = set() if is_gold else gold_variables
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + m.group().translate(_SUPERSCRIPTS) + "}", text.strip())
+    text = as_latex(text)
     for symbol, latex in _SYMBOLS.items():
         text = text.replace(symbol, latex)
     text = _ORDINAL.sub(r"\1", text)
@@ -384,13 +388,24 @@ def units_disagree(answer: str, gold: str, question: str | None) -> bool:
     return bool(asked) and unit not in asked
 
 
-def letter_case_differs(answer: str, gold: str) -> bool:
-    """Whether the answer writes a one-letter symbol of the gold in the other case (t for T):
-    math-verify lowercases symbols, but T and t are different quantities."""
+def letter_case_differs(answer: str, gold: str, question: str | None = None) -> bool:
+    """Whether the answer writes a one-letter symbol of the gold in the other case (t for T) where
+    that case means something else: math-verify lowercases symbols, but T and t are different
+    quantities when the question's maths uses the answer's letter too ("at time $t$ ... in terms of
+    $T$"). Where it does not, the case is a spelling (C for the constant c); without the question
+    (runs made before rules 3) every case change is refused."""
     gold_letters = {v for v in variables(gold) if len(v) == 1}
-    return any(
-        v not in gold_letters and v.swapcase() in gold_letters for v in variables(answer) if len(v) == 1
-    )
+    swapped = {
+        v for v in variables(answer) if len(v) == 1 and v not in gold_letters and v.swapcase() in gold_letters
+    }
+    return bool(swapped) and (question is None or bool(swapped & question_letters(question)))
+
+
+def question_letters(question: str) -> set[str]:
+    """The one-letter symbols the question's maths uses ($t$, \\(T\\), \\[x = y\\]); letters of its
+    prose ("a", "A ball") are not symbols."""
+    spans = (next(g for g in m.groups() if g is not None) for m in _DELIMITED.finditer(question))
+    return {v for span in spans for v in variables(span) if len(v) == 1}
 
 
 def asks_for_values(question: str | None) -> bool:
@@ -426,9 +441,18 @@ def repeated_list_as_tuple(text: str) -> str | None:
 
 
 def assigned_value(text: str) -> str | None:
-    """The right side of a one-symbol assignment ("Q = 10,\\!080", "x_{1} = p - q"), else None."""
+    """The right side of a one-symbol assignment ("Q = 10,\\!080", "x_{1} = p - q", "z_{p}(t) = ..."),
+    else None."""
+    found = assignment(text)
+    return found[1] if found else None
+
+
+def assignment(text: str) -> tuple[str, str] | None:
+    """(left side without spaces, right side) of a one-symbol assignment, else None."""
     match = _ASSIGNMENT.fullmatch(text.strip())
-    return match.group(1).strip() if match else None
+    if match is None:
+        return None
+    return text.strip()[: match.start(1)].rstrip().rstrip("=").replace(" ", ""), match.group(1).strip()
 
 
 def list_items(text: str) -> list[str] | None:
