@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
+from harness.report.summary import LEGEND
 from harness.stages.plan import derive_seed
 
 FILES = ("run.json", "generations.jsonl", "scores.jsonl", "results.json")
@@ -30,7 +31,8 @@ def jsonl(path: Path) -> list[dict]:
 def reference_run(tiny_model, shared_data, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("runs") / "reference"
     done = run_cli(*eval_args(tiny_model, shared_data, out))
-    assert "aime24" in done.stdout and "avg@N" in done.stdout  # the paper-style table
+    assert "aime24" in done.stdout and "avg@n [95% CI]" in done.stdout  # one table, with its legend
+    assert LEGEND in done.stdout and "| run |" not in done.stdout and "avg@n [95% CI]" not in done.stderr
     return out
 
 

@@ -98,7 +98,6 @@ def eval_command(
     from harness.config import EvalConfig
     from harness.evaluate import run_eval
     from harness.report.summary import print_summary
-    from harness.report.table import render
 
     engine, fell_back = _auto_model(engine)
     cap = OFFLINE_CAP if fell_back else CPU_REASONING_CAP
@@ -112,7 +111,6 @@ def eval_command(
     )
     out, results = run_eval(cfg)
     print_summary(results, f"{engine.model} → {out}")
-    typer.echo(render([out]), nl=False)
 
 
 @app.command("score")

@@ -1,29 +1,35 @@
-"""The terminal summary of a run: one row per benchmark."""
+"""The terminal summary of a run: one table, one row per benchmark, and a legend under it."""
 
 from __future__ import annotations
 
-from harness.progress import console
+from rich.console import Console
+
+# (header, what it is); the legend under the table is these, in order, on one line
+COLUMNS = (
+    ("benchmark", ""),
+    ("items", "items scored"),
+    ("n", "samples per item"),
+    ("avg@n [95% CI]", "mean accuracy over all samples, % (bootstrap 95% CI)"),
+    ("pass@n", "items with at least one correct sample, %"),
+    ("maj@n", "items whose most common answer is correct, %"),
+    ("truncated", "samples cut at --max-tokens, %"),
+    ("no answer", "samples with no answer to extract, %"),
+    ("top answer", "samples giving their item's most common answer, % (- if scored before it was recorded)"),
+    ("tokens", "mean completion tokens per sample"),
+)
+LEGEND = "; ".join(f"{header}: {meaning}" for header, meaning in COLUMNS if meaning) + "."
 
 
 def print_summary(results: dict, title: str) -> None:
-    """Percentages per benchmark: avg@N with its 95% CI, pass@N, maj@N, the sample-level rates, and the
-    share of samples giving the most common answer (top; - for a run scored before it was recorded)."""
+    """The run's one table (on stdout: it is the command's result) and the legend of its columns."""
     from rich.table import Table
 
-    table = Table(title=title)
-    for column in (
-        "benchmark",
-        "items",
-        "n",
-        "avg@n [95% CI]",
-        "pass@n",
-        "maj@n",
-        "trunc",
-        "unextr",
-        "top",
-        "tokens",
-    ):
-        table.add_column(column, no_wrap=True)
+    console = Console()
+    if not console.is_terminal:  # logs and pipes: wide enough for every column
+        console.width = max(console.width, 140)
+    table = Table(title=title, title_justify="left")
+    for header, _ in COLUMNS:
+        table.add_column(header, no_wrap=True, justify="left" if header == "benchmark" else "right")
     for benchmark, m in results.items():
         avg = next((k for k in m if k.startswith("avg@")), None)
         if avg is None:
@@ -43,6 +49,7 @@ def print_summary(results: dict, title: str) -> None:
             "-" if m["mean_completion_tokens"] is None else f"{m['mean_completion_tokens']:.0f}",
         )
     console.print(table)
+    console.print(LEGEND, soft_wrap=True, markup=False, highlight=False)
 
 
 def _pct(value: float | None) -> str:
