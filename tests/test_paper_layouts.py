@@ -117,3 +117,45 @@ def test_layout_errors_and_cli(tmp_path):
     done = run_cli("table", "--layout", "ulorl", "--with-paper", "--format", "csv")
     assert done.stdout.splitlines()[0] == "row,source,setting,column,metric,value,ci95_half,delta"
     assert "DeepSeek-R1-0528 Base (paper),paper,,AIME-2025,score,87.5000,," in done.stdout
+
+
+def write_spae_run(path: Path, model: str, sampling: dict, limit: int | None, tokens: float) -> Path:
+    """A run on the spae layout's AIME24 column: 50% accuracy, `tokens` mean completion tokens."""
+    path.mkdir(parents=True)
+    results = {"aime24": {"n_items": limit or 30, "avg@16": 0.5, "ci95": [0.4, 0.6],
+                          "mean_completion_tokens": tokens}}  # fmt: skip
+    info = {
+        "config": {
+            "model": model,
+            "benchmarks": ["aime24"],
+            "limit": limit,
+            "sampling": {"aime24": sampling},
+        },
+        "datasets": {"aime24": {"revision": "abcdef0123", "content_hash": "f" * 64, "n_items": 30}},
+    }
+    (path / "run.json").write_text(json.dumps(info))
+    (path / "results.json").write_text(json.dumps(results))
+    return path
+
+
+def test_with_paper_ranks_only_runs_made_under_the_papers_protocol(tmp_path):
+    toy = {"n": 4, "temperature": 0.6, "top_p": 0.95, "max_tokens": 32}
+    paper = {"n": 16, "temperature": 0.6, "top_p": 1.0, "top_k": 50, "max_tokens": 32768}
+    runs = [write_spae_run(tmp_path / "toy", "tiny", toy, 10, 31.0)]
+    text = render("spae", runs, "md", with_paper=True)
+    row = next(line for line in text.splitlines() if line.startswith("| tiny |"))
+    assert "31" in row and "**" not in row  # the shortest length, yet not "best" beside 7B models
+    assert (
+        "Not comparable with the paper's rows (its protocol is `--preset spae`), so never marked best beside "
+        "them: tiny (aime24: n=4 (paper 16), top-p=0.95 (paper 1.0), top-k=-1 (paper 50), max tokens=32 "
+        "(paper 32768), 10 of 30 items)." in text
+    )
+    assert any("**" in line for line in text.splitlines() if "(paper)" in line)  # the paper's best stay
+    runs.append(write_spae_run(tmp_path / "full", "made-alike", paper, None, 1000.0))
+    text = render("spae", runs, "md", with_paper=True)
+    alike = next(line for line in text.splitlines() if line.startswith("| made-alike |"))
+    assert "**1000**" in alike  # ranked with the paper's rows: shorter than every published length
+    assert "Not comparable" in text and "made-alike (" not in text
+    alone = render("spae", runs[1:], "md", with_paper=True)
+    assert "Ours follow the paper's protocol (`--preset spae`): ranked with its rows." in alone
+    assert "**31**" in render("spae", runs, "md")  # without the paper's rows, ours are ranked as before

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import HarnessError
+from harness.report.comparable import LAYOUT_PRESETS, differences
 from harness.report.layouts import LAYOUTS, Column, Layout
 from harness.report.paper import paper_rows
 from harness.runinfo import UNSANDBOXED, UNSANDBOXED_NOTE, unsandboxed
@@ -27,12 +28,19 @@ class Row:
     source: str  # "ours" or "paper"
     cells: dict[tuple[str, int], Cell] = field(default_factory=dict)  # (group, column index) -> cell
     delta: dict[tuple[str, int], float] = field(default_factory=dict)
+    differs: list[str] = field(
+        default_factory=list
+    )  # with --with-paper: how it departs from the paper's protocol
 
 
 def get_layout(name: str) -> Layout:
     if name not in LAYOUTS:
         raise HarnessError(f"unknown layout {name!r}; choose {', '.join(LAYOUTS)}")
     return LAYOUTS[name]
+
+
+def layout_name(layout: Layout) -> str:
+    return next(name for name, known in LAYOUTS.items() if known is layout)
 
 
 def run_group(layout: Layout, info: dict) -> str:
@@ -125,8 +133,15 @@ def published_rows(layout: Layout) -> list[Row]:
 def build(
     layout: Layout, run_dirs: list[Path], *, with_paper: bool = False, base: Path | None = None
 ) -> tuple[list[Row], list[dict]]:
-    """The rows to show (paper rows first) and the runs' infos for the footnote."""
+    """The rows to show (paper rows first) and the runs' infos for the footnote. With the paper's rows,
+    each of ours notes how its runs depart from the paper's protocol (`Row.differs`)."""
     ours, infos, labels = our_rows(layout, run_dirs)
+    if with_paper:
+        keys = {c.key for c in layout.columns if not c.is_average}
+        for path, info in zip(run_dirs, infos, strict=True):
+            held = [b for b in info["config"]["benchmarks"] if b in keys]
+            found = differences(layout_name(layout), run_group(layout, info), info, held)
+            ours[labels[Path(path).resolve()]].differs += found
     if base is not None:
         label = labels.get(Path(base).resolve())
         base_row = ours[label] if label else next(iter(our_rows(layout, [base])[0].values()))
@@ -151,8 +166,9 @@ def render(
     keys = [(g, i) for g in layout.groups for i in range(len(layout.columns))]
     if fmt == "csv":
         return _csv(layout, rows, keys)
-    best = {k: _best(layout.columns[k[1]], [r.cells.get(k) for r in rows]) for k in keys}
-    note = footnote(infos, with_paper, layout)
+    ranked = [r for r in rows if not r.differs]  # beside the paper's rows, only what was made alike
+    best = {k: _best(layout.columns[k[1]], [r.cells.get(k) for r in ranked]) for k in keys}
+    note = footnote(infos, with_paper, layout, rows)
     if fmt == "latex":
         return _latex(layout, rows, keys, best, note)
     return _markdown(layout, rows, keys, best, note)
@@ -191,7 +207,7 @@ def _markdown(layout, rows, keys, best, note) -> str:
         texts = []
         for k in keys:
             text = _text(row, k, layout)
-            bold = row.cells.get(k) and best[k] is not None and row.cells[k][0] == best[k]
+            bold = row.cells.get(k) and not row.differs and best[k] is not None and row.cells[k][0] == best[k]
             texts.append(f"**{text}**" if bold else text)
         lines.append(f"| {row.label} | {' | '.join(texts)} |")
     return "\n".join(lines) + "\n\n" + note + "\n"
@@ -221,7 +237,7 @@ def _latex(layout, rows, keys, best, note) -> str:
         texts = []
         for k in keys:
             text = _latex_escape(_text(row, k, layout))
-            bold = row.cells.get(k) and best[k] is not None and row.cells[k][0] == best[k]
+            bold = row.cells.get(k) and not row.differs and best[k] is not None and row.cells[k][0] == best[k]
             texts.append(f"\\textbf{{{text}}}" if bold else text)
         lines.append(f"{_latex_escape(row.label)} & " + " & ".join(texts) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "", f"% {note}".replace("\n", "\n% ")]
@@ -254,8 +270,9 @@ def _csv(layout, rows, keys) -> str:
     return buffer.getvalue()
 
 
-def footnote(infos: list[dict], with_paper: bool, layout: Layout) -> str:
-    """How our numbers were made (sampling per benchmark, dataset revisions), and what the cells mean."""
+def footnote(infos: list[dict], with_paper: bool, layout: Layout, rows: list[Row] = ()) -> str:
+    """How our numbers were made (sampling per benchmark, dataset revisions), what the cells mean, and
+    with the paper's rows which of ours were not made under its protocol."""
     settings: dict[str, list[str]] = {}
     revisions = []
     for info in infos:
@@ -281,4 +298,13 @@ def footnote(infos: list[dict], with_paper: bool, layout: Layout) -> str:
         parts.append(
             f"(paper): as published, {layout.paper} {layout.table} (results/paper/{layout.paper}.csv)."
         )
+        presets = " or ".join(p for group in LAYOUT_PRESETS[layout_name(layout)].values() for p in group)
+        departed = [f"{r.label} ({'; '.join(r.differs)})" for r in rows if r.differs]
+        if departed:
+            parts.append(
+                f"Not comparable with the paper's rows (its protocol is `--preset {presets}`), so never "
+                f"marked best beside them: {'; '.join(departed)}."
+            )
+        elif any(r.source == "ours" for r in rows):
+            parts.append(f"Ours follow the paper's protocol (`--preset {presets}`): ranked with its rows.")
     return "\n".join(parts)
