@@ -91,11 +91,11 @@ def verify_pair(payload: tuple) -> dict:
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # we enforce time limits ourselves
     answer, gold, *rest = payload
     measured = bool(rest and rest[0])
-    found = final_answer(answer)
+    parsed = parse_gold(gold)
+    found = final_answer(answer, parsed.question)
     if found is None:
         return {"value": 0.0, "extracted": None, "canonical": None, "details": {"reason": "no answer found"}}
     source, candidate = found
-    parsed = parse_gold(gold)
     verdicts = [_judge(candidate, g, parsed.question, measured) for g in parsed.answers]
     ok, canonical, method = next((v for v in verdicts if v[0]), verdicts[0])
     return _verdict(ok, candidate, canonical, method, source)

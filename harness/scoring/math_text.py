@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
+from harness.scoring.commentary import answer_part
 from harness.scoring.latex import boxed_spans
+from harness.scoring.math_forms import asks_for_percent
 from harness.scoring.math_symbols import as_latex
 from harness.scoring.units import UNIT_WORDS, asked_units, read_unit
 
@@ -32,11 +34,12 @@ _TEXT_GROUP = re.compile(r"\\(?:text|mathrm|textrm|mbox|operatorname|begin|end)\
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 
 
-def final_answer(text: str) -> tuple[str, str] | None:
+def final_answer(text: str, question: str | None = None) -> tuple[str, str] | None:
     """(source, answer) for the response's final answer, or None when it gives none.
 
     source is "boxed", "phrase" ("The final answer is $x$", "Answer: x"), "whole" (the response
-    is a bare expression such as "$\\frac{3}{4}$" or "**204**") or "closing" (see `_closing`)."""
+    is a bare expression such as "$\\frac{3}{4}$" or "**204**") or "closing" (see `_closing`, which
+    reads the question where it is given)."""
     spans = boxed_spans(text)
     boxes = [(start, end, content) for start, end, content in spans if content.strip()]
     if spans and not boxes:  # only the empty box of the instructions
@@ -53,14 +56,14 @@ def final_answer(text: str) -> tuple[str, str] | None:
     phrases = list(_PHRASE.finditer(plain))
     if phrases:
         found = _after_phrase(plain[phrases[-1].end() :])
-        return ("phrase", found) if found else _closing(text)
+        return ("phrase", found) if found else _closing(text, question)
     math = _DELIMITED.fullmatch(plain.rstrip("."))
     if math:  # the whole response is one math span
         whole = next(g for g in math.groups() if g is not None).strip()
     else:
         whole = plain.rstrip(".").strip()
         if "\n" in whole or len(whole) > 200 or _PROSE_WORD.search(_TEXT_GROUP.sub("", whole)):
-            return _closing(text)
+            return _closing(text, question)
     return ("whole", whole) if whole else None
 
 
@@ -105,13 +108,15 @@ _ASSIGNMENT = re.compile(  # "Q = ...", "x_{1} = ...", and a function's value "z
     r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{[^{}]*\})?(?:\(\s*[A-Za-z](?:\s*,\s*[A-Za-z])*\s*\))?\s*=\s*([^=<>]+)"
 )
 _TOP_LEVEL_EQUALS = re.compile(r"=(?![^{]*\})")
-_STATED_TAIL = (  # a value, then at most a few words (a unit, a noun), to the end
-    rf"{_HEDGE}(?P<value>{_MATH_SPAN}|{_NUMBER})(?P<words>(?:\s+[A-Za-z][\w/.^{{}}\-]*){{0,4}})\s*[.!]?\s*$"
+_TAIL_WORD = r"\s+[A-Za-z][\w/.^{}\-]*"
+_STATED_TAIL = (  # a value, then at most a few words (a unit, a noun) or "times" and words, to the end
+    rf"{_HEDGE}(?P<value>{_MATH_SPAN}|{_NUMBER})(?P<words>(?:{_TAIL_WORD}){{0,4}}|\s+times(?:\s+[A-Za-z][\w'\-]*){{1,6}})"
+    r"\s*[.!]?\s*$"
 )
 _STATED = re.compile(
     r"(?:^|\s)(?:is|are|was|were|equals|has|have|had|costs|measures|must\s+be|will\s+be|would\s+be"
-    r"|bought|sold|spent|earned|paid|needs|gets|got|makes|made|takes|took|scored|becomes|remains)\s+"
-    + _STATED_TAIL,
+    r"|bought|sold|spent|earned|paid|needs|gets|got|makes|made|takes|took|scored|becomes|remains"
+    r"|(?:will\s+|would\s+)?(?:take|cost))\s+" + _STATED_TAIL,
     re.DOTALL,
 )
 _VALUE_AND_WORDS = re.compile(_STATED_TAIL, re.DOTALL)  # "6 kilometers"
@@ -122,32 +127,70 @@ _MARKER = re.compile(
     r"\b\s*,?\s*",
     re.IGNORECASE,
 )
-_WORK_START = re.compile(  # "So we get ...", "First, ...", "Step 1: ...", "Let's try ..."
-    r"^(?:we|i|you|they|it|this|that|let|let's|here|first(?:ly)?|next|step|case|initially|try(?:ing)?"
+_WORK_START = re.compile(  # "So we get ...", "First, ...", "Step 1: ...", "Let's try ..."; not "it will take"
+    r"^(?:we|i|you|they|it(?!\s+(?:will\s+|would\s+)?(?:take|takes|took|cost|costs)\b)|this|that|let|let's"
+    r"|here|first(?:ly)?|next|step|case|initially|try(?:ing)?"
     r"|suppose|substitut\w*|plugging|checking|for\s+example)\b",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*])")
-_BOLD_END = re.compile(r"(?:^|=|\bis|\bare|:)\s*(?:\*\*([^*\n]+?)\*\*|\\textbf\s*\{([^{}]*)\})\s*\.?\s*$")
+_MODULUS = r"(?:\s*(?:\(\s*(?:\\text\s*\{\s*)?mod\s*\}?\s*\d+\s*\)|\\pmod\s*\{\s*\d+\s*\}))?"
+_BOLD_END = re.compile(  # "= **194**", "is **6 km**", and a residue "≡ **333** (mod 1000)"
+    r"(?:^|=|\bis|\bare|:|(?P<congruence>≡|\\equiv))\s*(?:\*\*(?P<bold>[^*\n]+?)\*\*|\\textbf\s*\{(?P<tex>[^{}]*)\})"
+    rf"(?(congruence){_MODULUS})\s*\.?\s*$"
+)
+_CONVERTED = re.compile(  # "Converting to electron-volts, we get E = 2.48e-19 J = 1.55 eV."
+    r"^(?:(?:therefore|thus|hence|so|finally),?\s*)?(?:converting|expressed|expressing)\s+(?:\w+\s+){0,2}?"
+    r"(?:to|into|in)\s+[^,]{1,40},\s*(?:we\s+(?:get|have|obtain|find)|this\s+(?:is|gives)|that\s+is"
+    r"|it\s+is|the\s+\w+\s+is)\s+(?P<chain>[^,;]+?)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+_CHAIN_LINK = re.compile(r"=|\\approx|≈")
+_PERCENT_SUBJECT = re.compile(  # "approximately 100% of the reaction is complete after 10 minutes."
+    rf"{_HEDGE}(?P<value>[-+]?\d+(?:\.\d+)?\s*(?:\\?%|\s+percent))\s+of\s+[^%$=]+?[.!]?",
+    re.IGNORECASE,
+)
+_DISPLAY = re.compile(r"\$\$(?P<a>[^$]+)\$\$|\\\[(?P<b>.+?)\\\]")
 _LEAD_IN = re.compile(r"(?:\bis|\bare|\bequals|answer|result)\s*:\s*$", re.IGNORECASE)
 _CONCLUDING = re.compile(r"\b(?:therefore|thus|hence|so|final|answer|result|value)\b", re.IGNORECASE)
 _HEADING = re.compile(r"[#*\s]*(?:final\s+)?answer[*:\s]*", re.IGNORECASE)
 
 
-def _closing(text: str) -> tuple[str, str] | None:
+def _closing(text: str, question: str | None = None) -> tuple[str, str] | None:
     """The answer a response states in its last line when it has no box and no final-answer phrase:
-    a bold value ("= **194**"), a closing sentence ("Therefore, Hillary has 7 nickels."), or the
-    last equation before an empty lead-in ("... is:" with nothing after it), or the value stated
-    under a "**Final Answer**" heading. A step of the work ("So we get $x = 3$", "Step 1: **a = 4**")
-    is not a closing statement (`_unfinished`)."""
+    a bold value ("= **194**", "997^{-1} ≡ **333** (mod 1000)"), a closing sentence ("Therefore,
+    Hillary has 7 nickels."), the last equation before an empty lead-in ("... is:" with nothing after
+    it), the value stated under a "**Final Answer**" heading, or, given the question, a display
+    equation that simplifies the question's expression ("$$3(5x-20)-5 = 15x-65$$"). A step of the
+    work ("So we get $x = 3$", "Step 1: **a = 4**") is not a closing statement (`_unfinished`).
+    Sign-offs, an explanation section and value-free comments after that line are passed over
+    (`commentary.answer_part`), unless what they hold states another value."""
+    found = _closing_line(text, question)
+    if found is None and (part := answer_part(text)) is not None:
+        found = _closing_line(part, question)
+        rest = text.strip()[len(part) :]
+        if found is not None and any(
+            other not in (None, found) for line in rest.splitlines() for other in _line_values(line)
+        ):
+            return None  # "Thus x = 5." then "### Explanation ... Hence x = 6."
+    return ("closing", found) if found else None
+
+
+def _closing_line(text: str, question: str | None) -> str | None:
+    """The value the last line of `text` states (see `_closing`), else None."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None
     previous = lines[-2] if len(lines) > 1 else ""
-    found = _bold_value(lines[-1], previous) or _closing_sentence(lines[-1])
+    found = _bold_value(lines[-1], previous) or _closing_sentence(lines[-1], question)
     if found is None and previous:
         found = _equation_before_lead_in(previous, lines[-1]) or _under_heading(previous, lines[-1])
-    return ("closing", found) if found else None
+    return found or _simplified_display(lines[-1], question)
+
+
+def _line_values(line: str) -> tuple[str | None, str | None]:
+    """What a line would state as a bold value or a closing sentence."""
+    return _bold_value(line.strip(), ""), _closing_sentence(line.strip(), None)
 
 
 def _bold_value(line: str, previous: str) -> str | None:
@@ -161,25 +204,63 @@ def _bold_value(line: str, previous: str) -> str | None:
     lead = line[: match.start()].strip() or (previous if previous.endswith(":") else "")
     if _unfinished(_SENTENCE.split(_plain_line(lead))[-1]):
         return None
-    content = match.group(1) if match.group(1) is not None else match.group(2)
+    content = match.group("bold") if match.group("bold") is not None else match.group("tex")
     return _value(content) or _stated(_VALUE_AND_WORDS.match(content.strip()))
 
 
-def _closing_sentence(line: str) -> str | None:
+def _closing_sentence(line: str, question: str | None) -> str | None:
     """The value the last sentence states when it opens with "Therefore", "Thus", "So"...: after a
     stating verb ("Thus the angle is approximately $3\\times10^{-3}$ arcseconds.") or as its only
-    math span, an equation ("Thus, $m+n=194$.")."""
+    math span, an equation ("Thus, $m+n=194$."); a value converted to a unit ("Converting to
+    electron-volts, we get E = 2.48e-19 J = 1.55 eV."); for a question that asks for a percentage,
+    the percentage that opens it ("So approximately 100% of the reaction is complete after 10
+    minutes.")."""
     sentence = _SENTENCE.split(_plain_line(line))[-1]
+    if (converted := _converted_value(sentence)) is not None:
+        return converted
     marker = _MARKER.match(sentence)
     if not marker or _unfinished(sentence):
         return None
     rest = sentence[marker.end() :].strip()
+    if asks_for_percent(question) and (share := _PERCENT_SUBJECT.fullmatch(rest)):
+        return share.group("value").replace("\\%", "%").rstrip("%") + "%"
     stated = _stated_value(rest)
     if stated:
         return stated
     math = _DELIMITED.fullmatch(rest.rstrip(".!").rstrip())
     inner = next((g for g in math.groups() if g is not None), "") if math else ""
     return _value(inner) if "=" in inner else None
+
+
+def _converted_value(sentence: str) -> str | None:
+    """The last value of a chain after "Converting to ..., we get": the value in the unit converted to
+    ("E = 2.48e-19 J = 1.55 eV" -> "1.55 eV"), with the known unit its words name."""
+    match = _CONVERTED.match(sentence.strip())
+    if match is None:
+        return None
+    last = _CHAIN_LINK.split(match.group("chain").replace("$", ""))[-1].strip()
+    return _stated(_VALUE_AND_WORDS.fullmatch(last)) if last else None
+
+
+def _simplified_display(line: str, question: str | None) -> str | None:
+    """The end of a display equation that is the whole last line and opens with an expression the
+    question writes as one math span ("Simplify $3(5x-20)-5x$." then "$$3(5x-20)-5x = 15x-60-5x =
+    10x-60.$$" -> "10x-60"); without the question, or from another expression, None."""
+    display = _DISPLAY.fullmatch(line.strip().rstrip("."))
+    if display is None or not question:
+        return None
+    members = _TOP_LEVEL_EQUALS.split((display.group("a") or display.group("b")).strip().rstrip(".").strip())
+    spans = {_compact(next(g for g in m.groups() if g is not None)) for m in _DELIMITED.finditer(question)}
+    if len(members) < 2 or _compact(members[0]) not in spans:
+        return None
+    return _value(members[-1])
+
+
+def _compact(math: str) -> str:
+    """A math text without spaces, spacing commands, a final period, \\left and \\right."""
+    for junk in ("\\left", "\\right", "\\,", "\\;", "\\!", "\\ "):
+        math = math.replace(junk, "")
+    return re.sub(r"\s+", "", math).rstrip(".")
 
 
 def _equation_before_lead_in(equation: str, lead_in: str) -> str | None:
