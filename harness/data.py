@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.io.read import DATA_INT_DIGITS, Missing, Unfit, check_regular, loads, open_regular
 
 JSON_WHITESPACE = " \t\r\n"  # a JSONL line of only these is blank
 MAX_LINE_BYTES = 16 << 20  # bounds the memory one line of a data file takes (and a prompt made of it)
@@ -17,7 +17,7 @@ MAX_LINE_BYTES = 16 << 20  # bounds the memory one line of a data file takes (an
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open(open_regular(path), "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -26,8 +26,10 @@ def sha256_file(path: Path) -> str:
 def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line or row number, row) from a .jsonl, .json, .csv or .tsv file (maybe .gz) or .parquet."""
     name = path.name
-    if not path.is_file():
-        raise HarnessError(f"{path}: no such file")
+    try:
+        check_regular(path)
+    except Missing:
+        raise HarnessError(f"{path}: no such file") from None
     if name.endswith(".parquet"):
         yield from enumerate(_parquet_rows(path), start=1)
         return
@@ -40,9 +42,9 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         return
     if name.endswith((".json", ".json.gz")):
         try:
-            rows = json.loads("".join(lines))
-        except json.JSONDecodeError as e:
-            raise HarnessError(f"{path}: invalid JSON at line {e.lineno} ({e.msg})") from None
+            rows = loads("".join(lines), DATA_INT_DIGITS)
+        except Unfit as e:
+            raise HarnessError(f"{path}: {e}") from None
         if not isinstance(rows, list):
             raise HarnessError(f"{path}: expected a JSON array of objects")
         for number, row in enumerate(rows, start=1):
@@ -52,17 +54,17 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip(JSON_WHITESPACE):  # str.strip would also drop \x1c-\x1f, which JSON refuses
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise HarnessError(f"{path}:{number}: malformed JSON line ({e.msg})") from None
+            row = loads(line, DATA_INT_DIGITS)
+        except Unfit as e:
+            raise HarnessError(f"{path}:{number}: malformed JSON line ({e})") from None
         yield number, _object(row, path, f"line {number}")
 
 
 def _text_lines(path: Path) -> Iterator[str]:
     """The file's lines (gunzipped for .gz), each decoded as UTF-8, or an error naming the line."""
-    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rb") as f:
+        raw = open(open_regular(path), "rb")
+        with gzip.open(raw) if path.name.endswith(".gz") else raw as f, raw:
             for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), start=1):
                 if len(line) > MAX_LINE_BYTES:
                     raise HarnessError(
@@ -81,7 +83,8 @@ def _parquet_rows(path: Path) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     try:
-        return pq.read_table(path).to_pylist()
+        with open(open_regular(path), "rb") as f:
+            return pq.read_table(f).to_pylist()
     except (pa.ArrowException, OSError) as e:
         raise HarnessError(f"{path}: not a readable parquet file ({e})") from None
 

@@ -6,7 +6,7 @@ import functools
 import re
 from pathlib import Path
 
-from harness.backends import check_engine, make_backend
+from harness.backends import check_engine, check_model, make_backend
 from harness.config import EvalConfig
 from harness.progress import console, progress_bar
 from harness.scoring.judge import check_judge_engine
@@ -36,6 +36,8 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
         check_judge_engine(cfg.judge)
     p = plan(cfg)
     out = cfg.out or default_out(cfg.engine.model, p.run_info["config_hash"])
+    if backend is None:
+        check_model(cfg.engine)  # before --out is written
     run = RunDir(out)
     with run.locked():
         resuming = run.start(p.run_info)

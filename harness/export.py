@@ -23,6 +23,7 @@ from statistics import mean, stdev
 from typing import Any
 
 from harness import HarnessError
+from harness.io.write import OutDir, safe_name
 from harness.scoring import trusted_include_path
 from harness.scoring.lmeval import PREFIX, LMEvalScorer, context, lm_eval_version, plain
 from harness.store import (
@@ -32,11 +33,11 @@ from harness.store import (
     RUN,
     SCORES,
     RunDir,
-    atomic_write,
     describes,
     record_key,
 )
 
+MARK = "harness-export.txt"  # in a folder `harness export` made, which a later export may write into
 BOOTSTRAP_ITERS = 100_000  # lm-eval's default; 100 for its corpus-level metrics
 CORPUS_METRICS = ("bleu", "chrf", "chrf++", "ter")
 
@@ -78,17 +79,25 @@ def export_lm_eval(run_dir: Path, out: Path | None = None, include_path: Path | 
         else:
             tasks[benchmark] = _native_task(benchmark, info, ours[benchmark], samples[benchmark])
     date = datetime.now().isoformat().replace(":", "-")
-    out = Path(out) if out else run.path / "lm-eval"
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for task in tasks.values():
-        path = out / f"samples_{task['name']}_{date}.jsonl"
-        atomic_write(path, "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in task["samples"]))
-        paths.append(path)
-    results = _results_file(info, tasks)
-    path = out / f"results_{date}.json"
-    atomic_write(path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    with _out_folder(run, out) as folder:
+        paths = []
+        for task in tasks.values():
+            text = "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in task["samples"])
+            paths.append(folder.write(f"samples_{safe_name(task['name'])}_{date}.jsonl", text))
+        results = _results_file(info, tasks)
+        path = folder.write(f"results_{date}.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     return [path, *paths]
+
+
+def _out_folder(run: RunDir, out: Path | None) -> OutDir:
+    """The folder the files go to: `out`, or the run folder's `lm-eval` (never through a link); a folder
+    that exists must be one an export made (its MARK) or empty."""
+    if out is not None:
+        return OutDir.open(out, mark=MARK)
+    with OutDir.open(run.path) as folder:
+        inner = folder.folder("lm-eval")
+    inner.claim(MARK)
+    return inner
 
 
 def _samples_by_item(run: RunDir, info: dict) -> dict[str, dict[str, list[tuple[dict, dict]]]]:

@@ -37,6 +37,34 @@ def packages() -> dict[str, str | None]:
 
 
 def machine() -> dict[str, Any]:
+def source_commit() -> str | None:
+    """The git commit of the checkout harness runs from (an editable install), else None."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(harness.__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
+
+
+def version_line() -> str:
+    """What `harness --version` prints: the version, and the commit when run from a checkout."""
+    commit = source_commit()
+    return f"harness {harness.__version__}" + (f" (git {commit})" if commit else "")
+
+
     info: dict[str, Any] = {
         "platform": platform.platform(),
         "python": platform.python_version(),

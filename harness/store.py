@@ -9,18 +9,21 @@ once instead of generating everything again beside the first.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from harness import HarnessError
+from harness.io.read import RECORDS_BYTES, Missing, Unfit, loads, read_bytes, validate
+from harness.io.write import open_file
+from harness.io.write import write_file as atomic_write
 
 RUN, GENERATIONS, SCORES, RESULTS = "run.json", "generations.jsonl", "scores.jsonl", "results.json"
 LOCK = ".lock"  # holds the pid of the process writing the run
@@ -51,24 +54,43 @@ CONFIG_FIELDS = {"benchmarks": list}  # run.json's config
 METRICS_FIELDS = {"n_items": int}  # each benchmark's in results.json
 
 
-def open_file(path: Path, flags: int, mode: int = 0o644) -> int:
-    """`os.open` of a run folder's file that never follows a symbolic link (a planted link would make
-    the harness read or write a file outside the folder); a link is a one-line error."""
-    try:
-        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise HarnessError(
-                f"{path}: a symbolic link; a run folder's files are only read and written as regular files "
-                "(replace the link with the file it points to)"
-            ) from None
-        raise
+class RunConfig(BaseModel, extra="allow"):
+    """run.json's `config`, as far as readers rely on it (fields are checked only where present)."""
+
+    benchmarks: list[str]
+    scorers: dict[str, str] = {}
+    sampling: dict[str, dict[str, Any]] = {}
+    prompt_hashes: dict[str, str] = {}
+    dataset_hashes: dict[str, str] = {}
+    model: str | None = None
+    backend: str | None = None
+    revision: str | None = None
+    seed: int | None = None
+    limit: int | None = None
+    pass_k: dict[str, list[int]] = {}
+
+
+class RunInfo(BaseModel, extra="allow"):
+    """run.json, as far as readers rely on it: a wrong type is a one-line error naming the field."""
+
+    config: RunConfig
+    config_hash: str = ""
+    generations_file: str = ""
+    datasets: dict[str, dict[str, Any]] = {}
+    prompts: dict[str, dict[str, Any]] = {}
+    answers: dict[str, dict[str, str]] = {}
+    questions: dict[str, dict[str, str]] = {}
+    groups: dict[str, dict[str, dict[str, str]]] = {}
+    engine: dict[str, Any] = {}
+    resumed_with: list[dict[str, Any]] = []
+    scorer_versions: dict[str, str] = {}
+    sandbox: dict[str, Any] = {}
+    judge_base_url: str | None = None
 
 
 def read_file(path: Path) -> bytes:
-    """A run folder's file, whole, without following a symbolic link."""
-    with open(open_file(path, os.O_RDONLY), "rb") as f:
-        return f.read()
+    """A run folder's file, whole: a regular file reached without a link, bounded in size."""
+    return read_bytes(path, limit=RECORDS_BYTES)
 
 
 def record_key(record: dict[str, Any]) -> tuple[str, str, int]:
@@ -96,17 +118,17 @@ class RunDir:
 
     def read_json(self, name: str) -> dict[str, Any]:
         path = self.file(name)
-        if not path.is_file():
-            raise HarnessError(f"{path}: not found (is {self.path} a run directory?)")
         try:
-            obj = json.loads(read_file(path).decode("utf-8"))
-        except UnicodeDecodeError as e:
-            raise HarnessError(f"{path}: not UTF-8 text (byte {e.start}); {REPAIR_JSON}") from None
-        except json.JSONDecodeError as e:
-            raise HarnessError(f"{path}: invalid JSON at line {e.lineno} ({e.msg}); {REPAIR_JSON}") from None
+            obj = loads(read_file(path))
+        except Missing:
+            raise HarnessError(f"{path}: not found (is {self.path} a run directory?)") from None
+        except Unfit as e:
+            raise HarnessError(f"{path}: {e}; {REPAIR_JSON}") from None
         problem = _json_problem(name, obj)
         if problem:
             raise HarnessError(f"{path}: not a harness {name} ({problem}); {REPAIR_JSON}")
+        if name == RUN:
+            validate(RunInfo, obj, str(path))
         return obj
 
     def write_json(self, name: str, obj: Any) -> None:
@@ -177,11 +199,9 @@ class RunDir:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                problem = "not UTF-8 text"
-            except json.JSONDecodeError as e:
-                problem = f"{e.msg} at column {e.colno}"
+                record = loads(line)
+            except Unfit as e:
+                problem = str(e)
             else:
                 problem = _shape_problem(record, RECORD_FIELDS.get(name, {}))
             if problem:
@@ -264,18 +284,3 @@ def describes(info: dict[str, Any], benchmarks: Iterable[str], path: Path) -> No
                 f"(run.json's benchmarks: {', '.join(map(str, config['benchmarks'])) or 'none'}); the two "
                 "files are from different runs"
             )
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write a whole file through a temporary file of its own in the same folder, then rename it."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with open(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

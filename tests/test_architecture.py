@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "harness.thinking",
             "harness.threadsafe_ast",
             "harness.data",
+            "harness.io",
             "harness.store",
             "harness.metrics",
             "harness.records",

@@ -238,7 +238,9 @@ def test_regress_keeps_2_for_not_comparable_and_3_for_usage_errors(tmp_path, ext
 def test_a_run_that_generated_nothing_does_not_lock_its_folder(tmp_path, custom, tiny_model):
     out = tmp_path / "run"
     common = ["--benchmarks", f"jsonl:{custom}", "--scorer", "math", "--out", str(out), "--max-tokens", "4"]
-    failed = harness("eval", "--model", str(tmp_path / "no-model"), *common)
+    weightless = Path(shutil.copytree(tiny_model, tmp_path / "weightless"))
+    (weightless / "model.safetensors").unlink()  # its tokenizer loads before run.json; its weights do not
+    failed = harness("eval", "--model", str(weightless), *common)
     assert failed.code == 2 and "cannot load model" in failed.stderr and "Traceback" not in failed.stderr
     assert (out / RUN).is_file() and not (out / GENERATIONS).exists()
     done = harness("eval", "--model", str(tiny_model), "--n", "1", *common)

@@ -13,7 +13,9 @@ from typing import Any
 from transformers import TrainerCallback
 
 from harness import HarnessError
-from harness.store import atomic_write, open_file, read_file
+from harness.io.read import Unfit, loads
+from harness.io.write import append_file
+from harness.store import RESULTS, RunDir, atomic_write, read_file
 
 
 class MetricsJsonlCallback(TrainerCallback):
@@ -38,9 +40,7 @@ class MetricsJsonlCallback(TrainerCallback):
             self.append({"step": state.global_step, **logs})
 
     def append(self, record: dict[str, Any]) -> None:
-        fd = open_file(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        with open(fd, "a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
+        append_file(self.path, json.dumps(record) + "\n")
 
 
 class SamplesJsonlCallback(MetricsJsonlCallback):
@@ -128,7 +128,7 @@ class EvalEveryCallback(TrainerCallback):
             print(f"warning: {e}", flush=True)
             self.metrics.append({"step": step, "eval_error": str(e)})
             return
-        results = json.loads((run_dir / "results.json").read_text())
+        results = RunDir(run_dir).read_json(RESULTS)
         self.metrics.append({"step": step, "eval": results})
 
 
@@ -142,8 +142,8 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     records = []
     for number, line in enumerate(data[: data.rfind(b"\n") + 1].splitlines(), start=1):
         try:
-            record = json.loads(line.decode("utf-8")) if line.strip() else {}
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            record = loads(line) if line.strip() else {}
+        except Unfit:
             record = None
         step = record.get("step", 0) if isinstance(record, dict) else None
         if not isinstance(step, int) or isinstance(step, bool):

@@ -18,7 +18,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from harness import HarnessError
+from harness.io.read import (
+    RECORDS_BYTES,
+    check_regular,
+    read_bytes,
+    read_json,
+    refuse_pickled_weights,
+    validate,
+)
 from harness.store import atomic_write
 
 STATE = "method_state"
@@ -46,16 +56,22 @@ def save_method_state(folder: Path, rank: int, state: Any) -> None:
 
 
 def read_method_state(folder: Path, rank: int) -> Any:
-    """The state `save_method_state` wrote in `folder`; a one-line error for anything else."""
+    """The state `save_method_state` wrote in `folder`, read by the one reader (a regular file in the
+    folder, never through a link, bounded); a one-line error for anything else."""
     from safetensors import SafetensorError
-    from safetensors.torch import load_file
+    from safetensors.torch import load
 
     path = Path(folder) / state_file(rank, "json")
+    data = read_json(path, folder)
+    tensors_path = Path(folder) / state_file(rank, "safetensors")
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-        tensors_path = Path(folder) / state_file(rank, "safetensors")
-        return _decode(data, load_file(str(tensors_path)) if tensors_path.is_file() else {})
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, SafetensorError) as e:
+        tensors = (
+            load(read_bytes(tensors_path, folder, limit=RECORDS_BYTES))
+            if os.path.lexists(tensors_path)
+            else {}
+        )
+        return _decode(data, tensors)
+    except (ValueError, KeyError, TypeError, SafetensorError) as e:
         raise _unfit(path, e) from None
 
 
@@ -129,7 +145,9 @@ def resume_point(out: Path, processes: int) -> tuple[str | None, list[str]]:
             raise HarnessError(f"{folder}: a link or a file, not a checkpoint this trainer wrote; remove it")
         missing = _missing(folder, processes)
         if not missing:
+            refuse_pickled_weights(folder)
             check_weights(folder)
+            check_trainer_state(folder)
             check_trainer_files(folder)
             return str(folder), notes
         legacy = [name for name in LEGACY_STATES if (folder / name).is_file()]
@@ -151,10 +169,11 @@ def _missing(folder: Path, processes: int) -> str:
 
 
 def check_weights(folder: Path) -> None:
-    """Refuse a checkpoint whose safetensors files are cut short or damaged, in one line."""
+    """Refuse a checkpoint whose safetensors files are links, cut short or damaged, in one line."""
     from safetensors import SafetensorError, safe_open
 
     for path in sorted(folder.glob("*.safetensors")):
+        check_regular(path, folder)
         try:
             with safe_open(str(path), "pt"):  # checks the header against the file's size
                 pass
@@ -165,6 +184,40 @@ def check_weights(folder: Path) -> None:
             ) from None
 
 
+class TrainerStateFile(BaseModel, extra="forbid"):
+    """TRL's trainer_state.json (transformers' `TrainerState`, built from its keys: an unknown key or a
+    wrong type would fail only once the run has started)."""
+
+    epoch: float | None = None
+    global_step: int = 0
+    max_steps: int = 0
+    logging_steps: int | float = 500
+    eval_steps: int | float = 500
+    save_steps: int | float = 500
+    train_batch_size: int | None = None
+    num_train_epochs: int = 0
+    num_input_tokens_seen: int = 0
+    total_flos: float = 0
+    log_history: list[dict[str, Any]] = []
+    best_metric: float | None = None
+    best_global_step: int | None = None
+    best_model_checkpoint: str | None = None
+    is_local_process_zero: bool = True
+    is_world_process_zero: bool = True
+    is_hyper_param_search: bool = False
+    trial_name: str | None = None
+    trial_params: dict[str, str | float | int | bool] | None = None
+    stateful_callbacks: dict[str, Any] | None = None
+
+
+def check_trainer_state(folder: Path) -> None:
+    """Refuse a trainer_state.json that is not TRL's (read by the one reader, checked field by field)."""
+    path = folder / TRAINER_STATE
+    state = validate(TrainerStateFile, read_json(path, folder), str(path))
+    if state.global_step < 0 or state.max_steps < 0:
+        raise HarnessError(f"{path}: field global_step: a step count below 0")
+
+
 TRAINER_GLOBALS = {  # what transformers lets torch.load(weights_only=True) build for its random state
     "numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct",
     "numpy.ndarray", "numpy.dtype", "numpy.dtypes.UInt32DType",
@@ -172,11 +225,15 @@ TRAINER_GLOBALS = {  # what transformers lets torch.load(weights_only=True) buil
 
 
 def check_trainer_files(folder: Path) -> None:
-    """Refuse TRL's torch files (optimizer.pt, scheduler.pt, rng_state*.pth) if they are damaged or name
-    any Python global beyond tensors and numpy arrays: a crafted one is named, never unpickled."""
+    """Refuse TRL's torch files (optimizer.pt, scheduler.pt, rng_state*.pth) if they are links, damaged,
+    name any Python global beyond tensors and numpy arrays (a crafted one is named, never loaded), or
+    have another structure than TRL's; the structure is read with torch's restricted loader
+    (`weights_only=True`, as transformers then reads them) and the random states are tried on
+    throwaway generators."""
     import torch
 
     for path in sorted([*folder.glob("*.pt"), *folder.glob("*.pth")]):
+        check_regular(path, folder)
         try:
             named = set(torch.serialization.get_unsafe_globals_in_checkpoint(str(path))) - TRAINER_GLOBALS
         except Exception as e:  # noqa: BLE001 (a damaged zip raises whatever its reader meets)
@@ -186,6 +243,42 @@ def check_trainer_files(folder: Path) -> None:
                 f"{folder}: {path.name} does not load: it names {', '.join(sorted(named))}, which only a "
                 "pickle that runs code needs; delete the checkpoint or start a new --out"
             )
+        problem = _structure_problem(path)
+        if problem:
+            raise HarnessError(
+                f"{folder}: {path.name} is not TRL's ({problem}); delete the checkpoint or start a new --out"
+            )
+
+
+def _structure_problem(path: Path) -> str | None:
+    """Why a torch file of a checkpoint does not have the structure TRL gives it; None if it does."""
+    import random
+
+    import numpy as np
+    import torch
+    from transformers.trainer_pt_utils import safe_globals
+
+    try:
+        with safe_globals():
+            value = torch.load(str(path), weights_only=True, map_location="cpu")
+    except Exception as e:  # noqa: BLE001 (the restricted loader raises whatever it meets)
+        return f"does not load: {str(e)[:120]}"
+    if not isinstance(value, dict):
+        return f"a {type(value).__name__}, not a mapping"
+    try:
+        if path.name.startswith("rng_state"):
+            random.Random().setstate(value["python"])
+            np.random.RandomState().set_state(value["numpy"])
+            torch.Generator().set_state(value["cpu"])
+        elif path.name == "optimizer.pt":
+            groups = value["param_groups"]
+            if not isinstance(value["state"], dict) or not all(
+                isinstance(g, dict) and isinstance(g["params"], list) for g in groups
+            ):
+                return "its state or param_groups is not a mapping and a list of groups"
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError, OverflowError) as e:
+        return f"{type(e).__name__}: {str(e)[:120]}"
+    return None
 
 
 def processes() -> int:

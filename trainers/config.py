@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
-import yaml
-
 from harness import HarnessError
+from harness.backends.remote_code import refuse_code_settings
+from harness.io.read import Unfit, load_yaml, read_yaml
 from harness.scoring.judge import IDENTITY as JUDGE_IDENTITY
 from harness.settings import check, setting
 from trainers.memory import MODES as CPU_MEMORY_MODES
@@ -45,6 +45,7 @@ OWNED_TRL_FIELDS = {
     "vllm_server_base_url",
     "report_to",
     "chat_template_kwargs",
+    "trust_remote_code",  # only ever from the command line's --trust-remote-code
 }
 # TRL 1.16's (`GRPOTrainer`'s loss branches and `_compute_advantages`), checked before anything loads
 LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
@@ -66,7 +67,7 @@ class TrainConfig:
     prompt_template: str | None = None  # "{problem}" is replaced; default: the benchmark's prompt
     system_prompt: str | None = None
     chat_template_kwargs: dict[str, Any] = field(default_factory=dict)  # e.g. {enable_thinking: false}
-    seed: int = setting(0, minimum=0)
+    seed: int = setting(0, minimum=0, maximum=2**32 - 1)  # numpy's seeds are 32-bit
     max_steps: int = setting(100, minimum=1)
     prompts_per_step: int = setting(4, minimum=1)
     num_generations: int = setting(8, minimum=2)  # GRPO's advantages need two samples of a prompt
@@ -98,8 +99,11 @@ class TrainConfig:
     # supervised fine-tuning on demonstrations of the method's roles before self-play (trainers/coldstart/);
     # None: off (the papers), {}: on with ColdStartOptions' defaults
     cold_start: dict[str, Any] | None = None
+    # run the model folder's own Python: set by --trust-remote-code only, never by a config or --set
+    trust_remote_code: bool = False
 
     def __post_init__(self) -> None:
+        refuse_code_settings({k: v for k, v in vars(self).items() if k != "trust_remote_code"}, "config")
         for name, value in vars(self).items():
             problem = _type_problem(name, value)
             if problem:
@@ -137,6 +141,8 @@ class TrainConfig:
             del values["options"]
         if self.cold_start is None:  # and those from before the cold start
             del values["cold_start"]
+        if not self.trust_remote_code:  # and those from before --trust-remote-code
+            del values["trust_remote_code"]
         if self.judge:  # who judges and how, not where or how fast it is served
             values["judge"] = {k: v for k, v in self.judge.items() if k in JUDGE_IDENTITY}
         return values
@@ -171,22 +177,26 @@ REQUIRED = ("method", "model", "dataset", "out")
 DRY_RUN_OUT = "(none: a dry run writes nothing)"  # `out` of a dry run given no --out
 
 
-def load_config(path: Path | None, overrides: dict[str, Any], *, dry_run: bool = False) -> TrainConfig:
+def load_config(
+    path: Path | None, overrides: dict[str, Any], *, dry_run: bool = False, trust_remote_code: bool = False
+) -> TrainConfig:
     """Defaults < the YAML file at `path` < `overrides`; a None override (`--set cold_start=null`) drops
-    the key, so the default applies.
+    the key, so the default applies. Neither the file nor `overrides` may hold a setting that runs a
+    model's code (`harness.backends.remote_code`): `trust_remote_code` is the command line's flag.
 
     A dry run needs no `out` (it writes nothing): without one, `out` is `DRY_RUN_OUT`."""
     values: dict[str, Any] = {}
     if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_bytes().decode("utf-8")) or {}
-        except UnicodeDecodeError as e:
-            raise HarnessError(f"cannot read config {path}: not UTF-8 text (byte {e.start})") from None
-        except (OSError, yaml.YAMLError) as e:
-            raise HarnessError(f"cannot read config {path}: {_one_line(e)}") from None
+        try:  # the one reader: a regular file, bounded, without YAML anchors or aliases
+            loaded = read_yaml(Path(path))
+        except HarnessError as e:
+            raise HarnessError(f"cannot read config {e}") from None
+        loaded = {} if loaded is None else loaded
         if not isinstance(loaded, dict):
             raise HarnessError(f"config {path} must be a mapping of keys to values")
+        refuse_code_settings(loaded, f"config {path}")
         values.update(loaded)
+    refuse_code_settings(overrides, "--set")
     for key, value in overrides.items():
         if key.startswith(("trl.", "options.", "cold_start.")):
             group, _, name = key.partition(".")
@@ -214,7 +224,7 @@ def load_config(path: Path | None, overrides: dict[str, Any], *, dry_run: bool =
             values[key] = tuple(v for v in values[key].split(",") if v)
         elif isinstance(values.get(key), list):
             values[key] = tuple(values[key])
-    return TrainConfig(**values)
+    return TrainConfig(**values, trust_remote_code=trust_remote_code)
 
 
 def _mapping(name: str, value: Any) -> dict[str, Any]:
@@ -238,7 +248,7 @@ def parse_set(items: list[str]) -> dict[str, Any]:
         if not sep or not key:
             raise HarnessError(f"--set expects KEY=VALUE, got {item!r}")
         try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError as e:
-            raise HarnessError(f"--set {item!r}: VALUE is not YAML ({_one_line(e)})") from None
+            out[key.strip()] = load_yaml(value)
+        except Unfit as e:
+            raise HarnessError(f"--set {item!r}: VALUE is not bounded YAML ({_one_line(e)})") from None
     return out

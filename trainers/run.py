@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.hub import check_model_source
+from harness.io.read import Unfit, loads
 from harness.store import RunDir, atomic_write, read_file
 from trainers.callbacks import (
     EvalEveryCallback,
@@ -92,6 +94,7 @@ def grpo_args(config: TrainConfig):
         vllm_server_base_url=config.vllm_server_base_url,
         report_to=list(config.report_to),
         chat_template_kwargs=dict(config.chat_template_kwargs) or None,
+        trust_remote_code=config.trust_remote_code,  # only ever from --trust-remote-code
     )
     try:
         with quiet_libraries():  # its deprecation warnings are not the user's business
@@ -134,8 +137,8 @@ def check_out_dir(config: TrainConfig) -> tuple[str | None, list[str]]:
 
 def _saved_config(path: Path) -> dict[str, Any]:
     try:
-        saved = json.loads(read_file(path).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        saved = loads(read_file(path))
+    except Unfit as e:
         raise HarnessError(f"{path}: not a train.json this trainer wrote ({e}); use another --out") from None
     if not (isinstance(saved, dict) and isinstance(saved.get("config"), dict)):
         raise HarnessError(f"{path}: not a train.json this trainer wrote (no config); use another --out")
@@ -147,10 +150,12 @@ def check_model(config: TrainConfig, rows: list[dict[str, Any]]) -> None:
     model's context (as `harness eval` refuses it; prompts are never cut)."""
     from transformers import AutoConfig, AutoTokenizer
 
+    check_model_source(config.model)  # a missing folder or an unreachable Hub: one line, in a second
+    trust = config.trust_remote_code
     try:
         with quiet_libraries():
-            model = AutoConfig.from_pretrained(config.model)
-            tokenizer = AutoTokenizer.from_pretrained(config.model)
+            model = AutoConfig.from_pretrained(config.model, trust_remote_code=trust)
+            tokenizer = AutoTokenizer.from_pretrained(config.model, trust_remote_code=trust)
     except (OSError, ValueError) as e:
         raise HarnessError(
             f"--model {config.model}: cannot load it ({' '.join(str(e).split())[:300]})"
@@ -310,6 +315,8 @@ def evaluate_checkpoint(config: TrainConfig, checkpoint: str, out: Path) -> None
     ):
         if value is not None:
             command += [flag, str(value)]
+    if config.trust_remote_code:
+        command.append("--trust-remote-code")
     done = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
     if done.returncode != 0:
         raise HarnessError(f"evaluation of {checkpoint} failed:\n{done.stderr[-2000:]}")

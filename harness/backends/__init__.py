@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from harness import HarnessError
-from harness.settings import check, setting
+from harness.backends.remote_code import refuse_code_settings
+from harness.hub import check_model_source
+from harness.settings import check, option_name, setting
 
 BACKENDS = ("hf", "vllm", "openai")
 
@@ -20,6 +23,14 @@ class EngineConfig:
     )
     base_url: str | None = setting(None, "OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")
     revision: str | None = setting(None, "Model revision on the Hub.")
+    trust_remote_code: bool = setting(
+        False, "Run the model folder's own Python code (transformers, vLLM); a config can never allow it."
+    )
+    raw_prompt: bool = setting(
+        False, "Send the prompt text as it is, without a chat template (for models that have none)."
+    )
+    # --model-arg KEY=VALUE pairs, passed to the engine (hf: from_pretrained, vllm: LLM)
+    model_args: tuple[tuple[str, Any], ...] = setting((), cli=False)
     dtype: str = setting("auto", "Weights dtype (hf, vllm): auto, bfloat16, float32...")
     batch_size: int | None = setting(None, "Generation batch size (hf).", minimum=1)
     tensor_parallel_size: int = setting(1, "GPUs per vLLM engine.", minimum=1)
@@ -62,6 +73,30 @@ def check_engine(engine: EngineConfig) -> None:
         raise HarnessError("--data-parallel-size is for local engines; for a server, raise --concurrency")
     if engine.backend != "vllm" and engine.tensor_parallel_size != 1:
         raise HarnessError("--tensor-parallel-size needs --backend vllm")
+    if engine.backend == "openai" and engine.model_args:
+        raise HarnessError("--model-arg is for local engines (hf, vllm); a server takes its own settings")
+    if engine.backend == "openai" and engine.raw_prompt and engine.api != "completions":
+        raise HarnessError(
+            "--raw-prompt with --backend openai needs --api completions (chat applies a template)"
+        )
+    refuse_code_settings(dict(engine.model_args), "--model-arg")
+    owned = sorted(set(dict(engine.model_args)) & {f.name for f in fields(EngineConfig)})
+    if owned:
+        raise HarnessError(f"--model-arg {owned[0]}: use its own option, {option_name(owned[0])}")
+
+
+def check_model(engine: EngineConfig) -> None:
+    """Refuse, before anything is written, a local engine's model that cannot load: a missing folder, a
+    Hub id that cannot be fetched, a tokenizer that does not load or has no chat template (without
+    --raw-prompt). A server's model is a name it serves, not checked here."""
+    if engine.backend == "openai":
+        return
+    from harness.backends.chat import ChatPrompt
+
+    check_model_source(engine.model, engine.revision)
+    ChatPrompt(
+        engine.model, engine.revision, trust_remote_code=engine.trust_remote_code, raw=engine.raw_prompt
+    )
 
 
 def make_backend(engine: EngineConfig):
@@ -70,7 +105,13 @@ def make_backend(engine: EngineConfig):
         from harness.backends.hf import HFBackend
 
         return HFBackend(
-            engine.model, revision=engine.revision, dtype=engine.dtype, batch_size=engine.batch_size
+            engine.model,
+            revision=engine.revision,
+            dtype=engine.dtype,
+            batch_size=engine.batch_size,
+            trust_remote_code=engine.trust_remote_code,
+            raw_prompt=engine.raw_prompt,
+            model_args=dict(engine.model_args),
         )
     if engine.backend == "vllm":
         from harness.backends.vllm import VLLMBackend
@@ -85,6 +126,9 @@ def make_backend(engine: EngineConfig):
             enable_prefix_caching=engine.prefix_caching,
             enforce_eager=engine.enforce_eager,
             max_num_seqs=engine.max_num_seqs,
+            trust_remote_code=engine.trust_remote_code,
+            raw_prompt=engine.raw_prompt,
+            model_args=dict(engine.model_args),
         )
     from harness.backends.openai import OpenAIBackend
 
@@ -97,4 +141,6 @@ def make_backend(engine: EngineConfig):
         timeout=engine.request_timeout,
         max_retries=engine.max_retries,
         server_wait=engine.server_wait,
+        trust_remote_code=engine.trust_remote_code,
+        raw_prompt=engine.raw_prompt,
     )

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness import HarnessError
+from harness.hub import check_model_source
 
 
 def load_error(model: str, error: Exception) -> HarnessError:
@@ -20,29 +22,55 @@ def load_error(model: str, error: Exception) -> HarnessError:
     )
 
 
+def chosen_options(trust_remote_code: bool, raw_prompt: bool, model_args: dict[str, Any] | None) -> dict:
+    """How the model was loaded and prompted, where it differs from the defaults (an engine describes
+    it in run.json; older runs without these keys read the same)."""
+    chosen = {"trust_remote_code": trust_remote_code, "raw_prompt": raw_prompt, "model_args": model_args}
+    return {key: value for key, value in chosen.items() if value}
+
+
 def prompt_hash(prompt: str) -> str:
     return hashlib.sha256(prompt.encode()).hexdigest()
 
 
 class ChatPrompt:
-    """Renders chat messages with the model's own template and counts their tokens."""
+    """Renders chat messages with the model's own template (or, `raw`, as plain text) and counts their
+    tokens."""
 
-    def __init__(self, model: str, revision: str | None = None):
+    def __init__(
+        self, model: str, revision: str | None = None, *, trust_remote_code: bool = False, raw: bool = False
+    ):
         from transformers import AutoTokenizer
 
-        self.model = model
+        check_model_source(model, revision, needs="")
+        self.model, self.raw = model, raw
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                model, revision=revision, trust_remote_code=trust_remote_code
+            )
         except Exception as e:
             raise load_error(model, e) from None
-        if not self.tokenizer.chat_template:
-            raise HarnessError(f"model {model!r} has no chat template")
+        if not raw and not self.tokenizer.chat_template:
+            raise HarnessError(
+                f"model {model!r} has no chat template; pass --raw-prompt to send the prompt text as it is"
+            )
+        self.bos = self._bos_text() if raw else ""
+
+    def _bos_text(self) -> str:
+        """The BOS token's text when the tokenizer starts every text with it (a template would hold it)."""
+        bos, bos_id = self.tokenizer.bos_token, self.tokenizer.bos_token_id
+        if not bos or bos_id is None:
+            return ""
+        return bos if self.tokenizer("x")["input_ids"][:1] == [bos_id] else ""
 
     @property
-    def template_sha256(self) -> str:
-        return hashlib.sha256(self.tokenizer.chat_template.encode()).hexdigest()
+    def template_sha256(self) -> str | None:
+        """The chat template's hash; None in raw mode, which uses none."""
+        return None if self.raw else hashlib.sha256(self.tokenizer.chat_template.encode()).hexdigest()
 
     def render(self, messages: Sequence[dict[str, str]]) -> str:
+        if self.raw:  # the system prompt, then the user's text, as they are
+            return self.bos + "\n\n".join(m["content"] for m in messages)
         return self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
 
     def encode(self, prompt: str) -> list[int]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness import HarnessError
 from harness.backends.base import cut_at_stop
-from harness.backends.chat import ChatPrompt, load_error, prompt_hash
+from harness.backends.chat import ChatPrompt, chosen_options, load_error, prompt_hash
 from harness.thinking import prompt_opens_think
 from harness.types import Completion, Request
 
@@ -54,7 +54,15 @@ class HFBackend:
     name = "hf"
 
     def __init__(
-        self, model: str, *, revision: str | None = None, dtype: str = "auto", batch_size: int | None = None
+        self,
+        model: str,
+        *,
+        revision: str | None = None,
+        dtype: str = "auto",
+        batch_size: int | None = None,
+        trust_remote_code: bool = False,
+        raw_prompt: bool = False,
+        model_args: dict[str, Any] | None = None,
     ):
         import torch
         from transformers import AutoModelForCausalLM
@@ -64,11 +72,16 @@ class HFBackend:
         if dtype == "auto":
             dtype = "bfloat16" if self.device == "cuda" else "float32"
         self.dtype = dtype
-        self.chat = ChatPrompt(model, revision)
+        self.chat = ChatPrompt(model, revision, trust_remote_code=trust_remote_code, raw=raw_prompt)
         self.tokenizer = self.chat.tokenizer
+        self.options = chosen_options(trust_remote_code, raw_prompt, model_args)
         try:
             self.model = AutoModelForCausalLM.from_pretrained(
-                model, revision=revision, dtype=getattr(torch, dtype)
+                model,
+                revision=revision,
+                dtype=getattr(torch, dtype),
+                trust_remote_code=trust_remote_code,
+                **(model_args or {}),
             )
         except Exception as e:
             raise load_error(model, e) from None
@@ -96,6 +109,7 @@ class HFBackend:
             "dtype": self.dtype,
             "device": self.device,
             "batch_size": self.batch_size,
+            **self.options,
             "chat_template_sha256": self.chat.template_sha256,
             "transformers": version("transformers"),
             "torch": version("torch"),

@@ -23,7 +23,7 @@ from importlib.metadata import version
 from typing import Any
 
 from harness import HarnessError
-from harness.backends.chat import ChatPrompt, prompt_hash
+from harness.backends.chat import ChatPrompt, chosen_options, prompt_hash
 from harness.runinfo import stable_hash
 from harness.thinking import THINK_CLOSE, prompt_opens_think
 from harness.types import Completion, Request
@@ -53,6 +53,8 @@ class OpenAIBackend:
         max_retries: int = 5,
         server_wait: float = 300.0,
         backoff: float = 1.0,
+        trust_remote_code: bool = False,
+        raw_prompt: bool = False,
     ):
         import httpx
 
@@ -70,13 +72,14 @@ class OpenAIBackend:
             timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
         )
+        self.trust_remote_code, self.raw_prompt = trust_remote_code, raw_prompt
         self.chat = self._local_template(model, revision)
         self.card = self._model_card()
 
     def _local_template(self, model: str, revision: str | None) -> ChatPrompt | None:
         """The model's chat template when it can be loaded here; plain completions need it."""
         try:
-            return ChatPrompt(model, revision)
+            return ChatPrompt(model, revision, trust_remote_code=self.trust_remote_code, raw=self.raw_prompt)
         except HarnessError as e:
             if self.api == "completions":
                 raise HarnessError(f"--api completions renders prompts locally: {e}") from None
@@ -99,6 +102,7 @@ class OpenAIBackend:
             "base_url": self.base_url,
             "api": self.api,
             "concurrency": self.concurrency,
+            **chosen_options(self.trust_remote_code, self.raw_prompt, None),
             "server_model": self.card,
             "chat_template_sha256": self.chat.template_sha256 if self.chat else None,
             "httpx": version("httpx"),

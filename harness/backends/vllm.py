@@ -22,7 +22,7 @@ from importlib.metadata import version
 from typing import Any
 
 from harness import HarnessError
-from harness.backends.chat import ChatPrompt, load_error, prompt_hash
+from harness.backends.chat import ChatPrompt, chosen_options, load_error, prompt_hash
 from harness.thinking import prompt_opens_think
 from harness.types import Completion, Request
 
@@ -68,12 +68,16 @@ class VLLMBackend:
         enforce_eager: bool = False,
         max_num_seqs: int | None = None,
         max_logprobs: int | None = None,  # -1: every token's (solve/check probes)
+        trust_remote_code: bool = False,
+        raw_prompt: bool = False,
+        model_args: dict[str, Any] | None = None,
     ):
         import torch
         from vllm import LLM
 
         self.model_name, self.revision = model, revision
-        self.chat = ChatPrompt(model, revision)
+        self.chat = ChatPrompt(model, revision, trust_remote_code=trust_remote_code, raw=raw_prompt)
+        self.options = chosen_options(trust_remote_code, raw_prompt, model_args)
         on_gpu = torch.cuda.is_available()
         if gpu_memory_utilization is None:
             gpu_memory_utilization = 0.9 if on_gpu else CPU_MEMORY_UTILIZATION
@@ -93,6 +97,8 @@ class VLLMBackend:
                 enable_chunked_prefill=on_gpu,
                 **({"max_num_seqs": max_num_seqs} if max_num_seqs else {}),
                 **({"max_logprobs": max_logprobs} if max_logprobs is not None else {}),
+                trust_remote_code=trust_remote_code,
+                **(model_args or {}),
             )
         except Exception as e:
             raise load_error(model, e) from None
@@ -122,6 +128,7 @@ class VLLMBackend:
             "model": self.model_name,
             "revision": self.revision,
             **self.settings,
+            **self.options,
             "batch_invariant": bool(vllm.envs.VLLM_BATCH_INVARIANT),
             "chat_template_sha256": self.chat.template_sha256,
             "vllm": vllm.__version__,

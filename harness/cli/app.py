@@ -33,6 +33,23 @@ app = typer.Typer(
 class GateError(HarnessError):
     """A user error of a command whose exit codes 0-2 and 4 are verdicts."""
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from harness.runinfo import version_line
+
+        typer.echo(version_line())
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version (and git commit)."
+    ),
+) -> None:
+    """Evaluate reasoning models with trustworthy numbers."""
+
+
     exit_code = GATE_USER_ERROR
 
 

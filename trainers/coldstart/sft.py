@@ -46,7 +46,7 @@ def cold_start_model(config: Any, method: type) -> str | None:
         return str(folder)
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(config.model)
+    tokenizer = AutoTokenizer.from_pretrained(config.model, trust_remote_code=config.trust_remote_code)
     demos = method.demonstrations(config, tokenizer, options.examples)
     sets = list(dict.fromkeys([*config.eval_benchmarks, *options.decontaminate]))
     kept, contamination = decontaminate(demos, evaluation_ngrams(sets, config.data_dir))
@@ -135,6 +135,7 @@ def train_sft(
         fp16=bool(config.trl.get("fp16", False)),  # accelerator state, and self-play's comes next
         gradient_checkpointing=bool(config.trl.get("gradient_checkpointing", False)),
         disable_tqdm=True,
+        trust_remote_code=config.trust_remote_code,  # only ever from --trust-remote-code
     )
     with quiet_libraries():
         trainer = SFTTrainer(
