@@ -36,7 +36,6 @@ def packages() -> dict[str, str | None]:
     return found
 
 
-def machine() -> dict[str, Any]:
 def source_commit() -> str | None:
     """The git commit of the checkout harness runs from (an editable install), else None."""
     import subprocess
@@ -65,6 +64,7 @@ def version_line() -> str:
     return f"harness {harness.__version__}" + (f" (git {commit})" if commit else "")
 
 
+def machine() -> dict[str, Any]:
     info: dict[str, Any] = {
         "platform": platform.platform(),
         "python": platform.python_version(),

@@ -30,9 +30,6 @@ app = typer.Typer(
 )
 
 
-class GateError(HarnessError):
-    """A user error of a command whose exit codes 0-2 and 4 are verdicts."""
-
 def _print_version(asked: bool) -> None:
     if asked:
         from harness.runinfo import version_line
@@ -49,6 +46,9 @@ def _options(
 ) -> None:
     """Evaluate reasoning models with trustworthy numbers."""
 
+
+class GateError(HarnessError):
+    """A user error of a command whose exit codes 0-2 and 4 are verdicts."""
 
     exit_code = GATE_USER_ERROR
 

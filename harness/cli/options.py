@@ -131,18 +131,3 @@ def config_options(**groups: Options | JudgeOptions) -> Callable:
         return with_configs
 
     return decorate
-
-
-    int | None,
-    typer.Option(
-        min=1,
-        "this process may use, shared among its ranks; OpenMP threads sleep while they wait].",
-    ),
-]
-
-
-    """`--threads N`, where given, over the count chosen at start-up (`harness.threads`)."""
-    if threads is not None:
-        from harness.threads import configure
-
-        configure(threads)

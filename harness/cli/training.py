@@ -58,7 +58,6 @@ def train_command(
             "(accelerate launch --cpu starts one)."
         ),
     ] = None,
-) -> None:
     trust_remote_code: Annotated[
         bool,
         typer.Option(
@@ -66,6 +65,7 @@ def train_command(
             "allow it."
         ),
     ] = False,
+) -> None:
     """Train a model with a method on TRL; checkpoints land in OUT/checkpoint-N."""
     import json
 
@@ -103,14 +103,14 @@ def train_command(
 
     check_processes(num_processes)
     line = launch_line(cfg.method)
-
-    if unsafe_no_sandbox:
-        from harness.sandbox import allow_unisolated
-
     if cfg.trust_remote_code and is_main_process():
         from harness.backends.remote_code import warn_remote_code
 
         warn_remote_code(cfg.model)
+
+    if unsafe_no_sandbox:
+        from harness.sandbox import allow_unisolated
+
         allow_unisolated()
     # the first line: how many processes train (the main process says it), once the run's settings,
     # data and model passed their checks: a refused run prints only its error line
