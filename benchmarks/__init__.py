@@ -1,55 +1,38 @@
-"""The benchmark registry: one small module per benchmark family."""
+"""The benchmark registry: every installed package's `harness.benchmarks` entry points (this project's
+own in its pyproject.toml, one small module per family), each loaded on first use."""
 
-from benchmarks.aime import AIME24, AIME25
-from benchmarks.amc23 import AMC23
+from typing import Any
+
 from benchmarks.base import Benchmark
-from benchmarks.cruxeval import CRUXEVAL
-from benchmarks.custom import custom_benchmark
-from benchmarks.docmath import DOCMATH
-from benchmarks.evalplus import HUMANEVAL, HUMANEVAL_PLUS, MBPP_PLUS
-from benchmarks.frames import FRAMES
-from benchmarks.gpqa import GPQA_DIAMOND, GPQA_MAIN
-from benchmarks.livecodebench import livecodebench
-from benchmarks.lmeval import lm_eval_benchmark
-from benchmarks.longbench import HOTPOTQA, LONGBENCH_V2, MUSIQUE, TWOWIKIMQA
-from benchmarks.math500 import MATH500
-from benchmarks.minerva import MINERVA
-from benchmarks.olympiadbench import OLYMPIADBENCH
 from harness import HarnessError
+from harness.registry import Registry
 
-BENCHMARKS: dict[str, Benchmark] = {
-    b.name: b
-    for b in (
-        AIME24,
-        AIME25,
-        MATH500,
-        AMC23,
-        MINERVA,
-        OLYMPIADBENCH,
-        livecodebench(),
-        *CRUXEVAL,
-        HUMANEVAL,
-        HUMANEVAL_PLUS,
-        MBPP_PLUS,
-        GPQA_DIAMOND,
-        GPQA_MAIN,
-        LONGBENCH_V2,
-        HOTPOTQA,
-        TWOWIKIMQA,
-        MUSIQUE,
-        FRAMES,
-        DOCMATH,
-    )
-}
+
+def _benchmark(name: str, loaded: Any) -> Benchmark:
+    """A registered object as a benchmark: a `Benchmark` named as its entry point."""
+    if not isinstance(loaded, Benchmark):
+        raise HarnessError(f"benchmark {name!r} is registered as a {type(loaded).__name__}, not a Benchmark")
+    if loaded.name != name:
+        raise HarnessError(f"benchmark {name!r} is registered with an object named {loaded.name!r}")
+    return loaded
+
+
+BENCHMARKS: Registry[Benchmark] = Registry("harness.benchmarks", "benchmark", _benchmark)
 
 
 def get_benchmark(spec: str, scorer: str | None = None, lm_eval_include_path: str | None = None) -> Benchmark:
     """A registered benchmark by name, a custom one from "jsonl:PATH", or an lm-eval task."""
     if spec.startswith("jsonl:"):
+        from benchmarks.custom import custom_benchmark
+
         return custom_benchmark(spec, scorer)
     if spec.startswith("lm-eval:"):
+        from benchmarks.lmeval import lm_eval_benchmark
+
         return lm_eval_benchmark(spec, lm_eval_include_path)
     if spec.startswith("livecodebench:"):
+        from benchmarks.livecodebench import livecodebench
+
         return livecodebench(spec)
     if spec not in BENCHMARKS:
         raise HarnessError(

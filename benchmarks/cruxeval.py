@@ -100,3 +100,4 @@ def cruxeval(mode: str, cot: bool) -> Benchmark:
 
 
 CRUXEVAL = [cruxeval(mode, cot) for mode in ("input", "output") for cot in (False, True)]
+CRUXEVAL_I, CRUXEVAL_I_COT, CRUXEVAL_O, CRUXEVAL_O_COT = CRUXEVAL  # each registered by name (pyproject.toml)

@@ -147,3 +147,6 @@ def livecodebench(spec: str = "livecodebench") -> Benchmark:
         group_by=("difficulty",),
         keep=in_window,
     )
+
+
+LIVECODEBENCH = livecodebench()  # the whole default release, registered by name (pyproject.toml)

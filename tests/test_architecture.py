@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "harness.tiny_model",
             "harness.hub",
             "harness.models",
+            "harness.registry",
             "results",
         ),
     ),

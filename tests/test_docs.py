@@ -27,7 +27,7 @@ import pytest
 import typer
 
 from harness.cli import app
-from trainers.names import METHOD_NAMES
+from trainers.names import method_names
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
@@ -218,7 +218,7 @@ def logged_by_trainers() -> set[str]:
         patterns |= found
         if path.name in ("trainer.py", "callbacks.py"):
             core |= {p.split("/")[0] for p in found}
-    namespaces = set(METHOD_NAMES) | core - {WILD}
+    namespaces = set(method_names()) | core - {WILD}
     patterns = {p for p in patterns if p.split("/")[0] in namespaces}
     return patterns | {p.replace("/seconds/", "/share_of_step/") for p in patterns if "/seconds/" in p}
 
@@ -308,7 +308,7 @@ def test_a_misspelt_metric_is_caught_and_placeholders_expand():
 # --- the methods' option tables (scripts/mkdocs_options.py, a hook of the docs build) -------------------
 
 
-@pytest.mark.parametrize("method", [m for m in METHOD_NAMES if m != "grpo"])
+@pytest.mark.parametrize("method", [m for m in method_names() if m != "grpo"])
 def test_each_method_page_has_the_table_of_every_option_with_its_default(method):
     import dataclasses
 

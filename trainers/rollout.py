@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -11,7 +12,8 @@ FINISH_REASONS = ("stop", "length", "unfinished")
 
 @dataclass(frozen=True)
 class Rollout:
-    """One completion of one prompt, with what a method needs to score, normalise and continue it.
+    """One completion of one prompt, with what a method needs to score, normalise and continue it, and
+    its reward once the method scored it.
 
     `finish_reason` is "stop" (EOS), "length" (the global token cap: truncated) or "unfinished" (a UloRL
     segment budget was hit; `continued` appends the next step's segment, ulorl.md §1.2).
@@ -28,6 +30,7 @@ class Rollout:
     segment_lengths: list[int] = field(default_factory=list)  # tokens per segment, oldest first; [] = one
     policy_versions: list[int] = field(default_factory=list)  # step whose weights decoded each segment
     meta: dict[str, Any] = field(default_factory=dict)  # gold answer, doc ids, step boundaries, ...
+    reward: float | None = None  # set where the method scored it (often `rollout`); `Method.score` returns it
 
     def __post_init__(self) -> None:
         where = self._where
@@ -38,6 +41,8 @@ class Rollout:
             raise ValueError(f"{where}: {len(self.sampling_logprobs)} sampling log-probs for {n} tokens")
         if self.segment_lengths and (sum(self.segment_lengths) != n or min(self.segment_lengths) < 0):
             raise ValueError(f"{where}: segment lengths {self.segment_lengths} do not add up to {n} tokens")
+        if self.reward is not None and not math.isfinite(self.reward):
+            raise ValueError(f"{where}: reward {self.reward!r} is not a finite number")
         if self.policy_versions and len(self.policy_versions) != len(self.segments):
             raise ValueError(
                 f"{where}: {len(self.policy_versions)} policy versions for {len(self.segments)} segments"

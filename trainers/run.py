@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import HarnessError
 from harness.hub import check_model_source
@@ -39,17 +39,17 @@ from trainers.coldstart.sft import check_cold_start, cold_start_model
 from trainers.config import TrainConfig
 from trainers.data import dataset_rows
 from trainers.memory import bound_memory
-from trainers.names import check_method
+from trainers.names import METHODS
 from trainers.quiet import quiet_libraries
+
+if TYPE_CHECKING:
+    from trainers.method import Method
 
 CONFIG_FILE = "train.json"
 
 
-def method_class(config: TrainConfig) -> type:
-    from trainers.methods import METHODS
-
-    check_method(config.method)
-    return METHODS[config.method]
+def method_class(config: TrainConfig) -> type[Method]:
+    return METHODS.require(config.method)
 
 
 def training_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str | None]:

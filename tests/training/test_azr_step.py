@@ -338,7 +338,7 @@ def test_one_azr_step_matches_the_hand_computation(plain_model, tmp_path):
     rewards, advantages, labels = expected(STEP1_PROPOSE, STEP1_SOLVE)
     (rollouts,) = scored
     assert [(r.task, r.role) for r in rollouts] == labels  # 3B proposer rows, then 3B solver rows
-    assert [r.meta["reward"] for r in rollouts] == rewards
+    assert [r.reward for r in rollouts] == rewards
     assert [r.group for r in rollouts] == [f"0/{task}/{role}" for task, role in labels]
     torch.testing.assert_close(batch["advantages"], torch.tensor(advantages), atol=1e-5, rtol=0)
     assert advantages[:2] == pytest.approx([1 / math.sqrt(2), -1 / math.sqrt(2)])
@@ -417,7 +417,7 @@ def test_the_second_step_builds_on_the_buffers(plain_model, tmp_path):
     rewards, advantages, labels = expected(STEP2_PROPOSE, STEP2_SOLVE)
     (rollouts,) = scored
     assert [(r.task, r.role) for r in rollouts] == labels
-    assert [r.meta["reward"] for r in rollouts] == rewards
+    assert [r.reward for r in rollouts] == rewards
     torch.testing.assert_close(batch["advantages"], torch.tensor(advantages), atol=1e-5, rtol=0)
     assert batch["advantages"][:2].abs().sum() == 0  # abduction proposers: both -1
     texts = texts_of(trainer, batch)
@@ -515,7 +515,7 @@ def test_the_codes_reward_rule_and_token_weighted_advantages(plain_model, tmp_pa
     (rollouts,) = scored
     propose = {"abduction": [0.75, -1.0], "deduction": [-1.0, -1.0], "induction": [-0.5, -1.0]}
     rewards, _, labels = expected(propose, STEP1_SOLVE)
-    assert [r.meta["reward"] for r in rollouts] == rewards
+    assert [r.reward for r in rollouts] == rewards
     lengths = [len(r.completion_ids) for r in rollouts]
     advantages = []
     for start in range(0, ROWS, B):  # the slices are consecutive pairs of rows

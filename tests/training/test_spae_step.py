@@ -174,7 +174,7 @@ def step(plain_model, tmp_path, monkeypatch):
 def test_dropped_group_is_refilled_and_probed_samples_train(step):
     trainer, batch, returned, prober = step
     tok = trainer.processing_class
-    groups = [(r.group.split(":"), r.trainable, r.meta["reward"]) for r in returned]  # rank/step:round:i:id
+    groups = [(r.group.split(":"), r.trainable, r.reward) for r in returned]  # rank/step:round:i:id
     # P and R train (R from the refill round); Q is uniform and comes back untrainable
     assert [(g[-1], t, w) for g, t, w in groups] == [
         ("pP", True, 1.0),

@@ -1,19 +1,6 @@
-"""One class per training method; `METHODS` maps the `harness train METHOD` name to its class."""
+"""The training methods: one package each (`grpo.py` alone), registered by name in pyproject.toml's
+`harness.methods` entry points; `METHODS` maps a name to its class, importing it on first use."""
 
-from trainers.methods.arena.method import ArenaMethod
-from trainers.methods.azr.method import AzrMethod
-from trainers.methods.grpo import GRPOMethod
-from trainers.methods.spae.method import SpaeMethod
-from trainers.methods.spell import SpellMethod
-from trainers.methods.ulorl import UloRLMethod
+from trainers.names import METHODS
 
-METHODS = {
-    "grpo": GRPOMethod,
-    "spell": SpellMethod,
-    "azr": AzrMethod,
-    "arena": ArenaMethod,
-    "ulorl": UloRLMethod,
-    "spae": SpaeMethod,
-}
-
-__all__ = ["METHODS", "ArenaMethod", "AzrMethod", "GRPOMethod", "SpaeMethod", "SpellMethod", "UloRLMethod"]
+__all__ = ["METHODS"]

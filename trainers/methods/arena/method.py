@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -53,6 +53,9 @@ from trainers.methods.arena.judge import (
 )
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
+
+if TYPE_CHECKING:
+    from trainers.config import TrainConfig
 
 ROUTES = ("zero_variance", "all", "none")
 TOURNAMENTS = ("live", "round_robin", "pointwise")
@@ -147,6 +150,7 @@ class ArenaMethod(Method):
     """Rows carry `prompt` (chat messages), `answer` (the verifier's gold) and `id`."""
 
     name = "arena"
+    options_class = ArenaOptions
 
     def __init__(
         self,
@@ -181,7 +185,7 @@ class ArenaMethod(Method):
         self._samples: list[dict[str, Any]] = []
 
     @classmethod
-    def from_config(cls, config: Any, reward: ScorerReward) -> ArenaMethod:
+    def from_config(cls, config: TrainConfig, reward: ScorerReward) -> ArenaMethod:
         from accelerate import PartialState
 
         options = cls.options_of(config)
@@ -204,14 +208,14 @@ class ArenaMethod(Method):
         return method
 
     @classmethod
-    def options_of(cls, config: Any) -> ArenaOptions:
+    def options_of(cls, config: TrainConfig) -> ArenaOptions:
         """The options; the judge's settings may name any servable model, but its decoding is ours."""
         owned = sorted(set(config.judge or {}) & set(JUDGE_DECODING))
         if owned:
             raise HarnessError(
                 f"judge: {owned} are the YES/NO judge's settings; the arena's judge takes options.judge_*"
             )
-        options = ArenaOptions.from_mapping(dict(config.options))
+        options = super().options_of(config)
         if config.judge and options.judge_prefill:
             raise HarnessError("options.judge_prefill is for the policy judging itself, not a served judge")
         sampled = [k for k in ("judge_temperature", "retry_temperature") if k in config.options]
@@ -227,7 +231,7 @@ class ArenaMethod(Method):
         return options
 
     @classmethod
-    def resolved_options(cls, config: Any) -> dict[str, Any]:
+    def resolved_options(cls, config: TrainConfig) -> dict[str, Any]:
         values = asdict(cls.options_of(config))
         values["judge"] = f"served: {config.judge['model']}" if config.judge else "the policy"
         return values
@@ -289,15 +293,12 @@ class ArenaMethod(Method):
                         "answer": row["answer"],
                         "reference": " / ".join(accepted_answers(row["answer"])),
                         "text": text,
-                        "reward": float(value),
                     },
+                    reward=float(value),
                 )
             )
         self._groups_made += len(rows)
         return out
-
-    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
-        return torch.tensor([r.meta["reward"] for r in rollouts], dtype=torch.float32)
 
     # --- routing, the judge, advantages -------------------------------------------------------------------
 
@@ -457,9 +458,6 @@ class ArenaMethod(Method):
 
     # --- what a step logs ---------------------------------------------------------------------------------
 
-    def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
-        return dict(self._metrics)
-
     def _step_metrics(self, groups: list[Group], adv: Tensor) -> dict[str, float]:
         n = len(groups)
         routed = [g for g in groups if g.route is not None]
@@ -496,10 +494,6 @@ class ArenaMethod(Method):
             out[f"arena/seconds/{stage}"] = seconds
         return out
 
-    def take_samples(self) -> list[dict[str, Any]]:
-        samples, self._samples = self._samples, []
-        return samples
-
     # --- state --------------------------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
@@ -521,7 +515,7 @@ def _tokenizer(model: str) -> Any:
 
 
 def _diverse(group: Sequence[Rollout]) -> bool:
-    return tournament.route([r.meta["reward"] for r in group]) is None
+    return tournament.route([r.reward for r in group]) is None
 
 
 def _problem(row: dict[str, Any]) -> str:

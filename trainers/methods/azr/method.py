@@ -22,11 +22,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import torch
 from torch import Tensor
 
 from harness import HarnessError
@@ -41,6 +40,9 @@ from trainers.methods.azr.executor import FORBIDDEN, LIMITS, Check, Executor, Ru
 from trainers.methods.azr.parsing import Invalid, Proposal, extract_solution, format_ok, parse_proposal
 from trainers.methods.azr.rewards import N_SAMPLES, RULES, proposer_reward, solver_reward, trr_advantages
 from trainers.rollout import Rollout
+
+if TYPE_CHECKING:
+    from trainers.config import TrainConfig
 
 TASKS = prompts.TASKS
 IDENTITY = "identity"  # `dataset:` for the paper's zero triplet; else a seed file (JSONL of tasks)
@@ -139,6 +141,7 @@ class _Solve:
 
 class AzrMethod(Method):
     name = "azr"
+    options_class = AzrOptions
 
     def __init__(
         self, buffers: TaskBuffers, options: AzrOptions, batch_size: int, seed: int = 0, executor=None
@@ -152,28 +155,24 @@ class AzrMethod(Method):
         self._clock = StageClock()  # this step's seconds per stage
 
     @classmethod
-    def from_config(cls, config: Any, reward: Any = None) -> AzrMethod:
-        options = AzrOptions.from_mapping(dict(config.options))
+    def from_config(cls, config: TrainConfig, reward: Any = None) -> AzrMethod:
+        options = cls.options_of(config)
         executor = _executor(options)
         buffers = seed_buffers(config.dataset, options.max_programs, executor)
         return cls(buffers, options, config.prompts_per_step, config.seed, executor)
 
     @classmethod
-    def demonstrations(cls, config: Any, tokenizer: Any, examples: int) -> list:
+    def demonstrations(cls, config: TrainConfig, tokenizer: Any, examples: int) -> list:
         from trainers.methods.azr.coldstart import AzrDemonstrations, library_tasks
 
-        options = AzrOptions.from_mapping(dict(config.options))
+        options = cls.options_of(config)
         tasks = library_tasks(_executor(options))
         return AzrDemonstrations(tasks, options, config.seed).build(examples)
 
     @classmethod
-    def resolved_options(cls, config: Any) -> dict[str, Any]:
-        return asdict(AzrOptions.from_mapping(dict(config.options)))
-
-    @classmethod
-    def dataset_rows(cls, config: Any) -> list[dict[str, Any]]:
+    def dataset_rows(cls, config: TrainConfig) -> list[dict[str, Any]]:
         """Rows only count TRL's epochs: the method writes its own prompts from its buffers."""
-        AzrOptions.from_mapping(dict(config.options))
+        cls.options_of(config)
         seed_buffers(config.dataset, MAX_PROGRAMS)  # a missing seed file stops the run before loading
         return [
             {"prompt": [{"role": "user", "content": "azr"}], "id": f"azr-{i}"}
@@ -181,12 +180,12 @@ class AzrMethod(Method):
         ]
 
     @classmethod
-    def rows_per_step(cls, config: Any) -> int:
+    def rows_per_step(cls, config: TrainConfig) -> int:
         """3B proposals and 3B answers (n = 1 rollout per prompt)."""
         return 2 * len(TASKS) * config.prompts_per_step
 
     @classmethod
-    def sampler_group(cls, config: Any) -> int:
+    def sampler_group(cls, config: TrainConfig) -> int:
         return 2  # rows only count the batch; 6B is even
 
     # --- one step ----------------------------------------------------------------------------------
@@ -357,13 +356,10 @@ class AzrMethod(Method):
             task=task,
             finish_reason=gen.finish_reason,
             sampling_logprobs=list(gen.logprobs),
-            meta={"reward": float(reward)},
+            reward=float(reward),
         )
 
     # --- rewards and advantages -----------------------------------------------------------------------
-
-    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
-        return torch.tensor([r.meta["reward"] for r in rollouts], dtype=torch.float32)
 
     def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
         return trr_advantages(
@@ -375,9 +371,6 @@ class AzrMethod(Method):
         ).values
 
     # --- what a step logs -------------------------------------------------------------------------------
-
-    def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
-        return dict(self._metrics)
 
     def _step_metrics(
         self, proposals: list[_Proposal], solves: list[_Solve], before: dict[str, int]
@@ -440,10 +433,6 @@ class AzrMethod(Method):
                 if k < self.options.logged_rollouts or flag.flagged:
                     out.append({**row.record(), "safety_flags": list(flag.keywords)})
         return out
-
-    def take_samples(self) -> list[dict[str, Any]]:
-        samples, self._samples = self._samples, []
-        return samples
 
     # --- state ----------------------------------------------------------------------------------------
 

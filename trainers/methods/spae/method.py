@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -48,6 +48,9 @@ from trainers.methods.spae.probes import (
 )
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
+
+if TYPE_CHECKING:
+    from trainers.config import TrainConfig
 
 ADVANTAGES = ("spae", "rfb", "dapo")
 TRL_VLLM_LOGPROBS = 20  # vLLM's default max_logprobs, which TRL's colocated engine keeps
@@ -126,6 +129,7 @@ class SpaeMethod(Method):
     """Rows carry `prompt` (chat messages), `answer` (the scorer's gold) and `id`."""
 
     name = "spae"
+    options_class = SpaeOptions
 
     def __init__(
         self,
@@ -144,14 +148,14 @@ class SpaeMethod(Method):
         self._samples: list[dict[str, Any]] = []
 
     @classmethod
-    def from_config(cls, config: Any, reward: ScorerReward) -> SpaeMethod:
+    def from_config(cls, config: TrainConfig, reward: ScorerReward) -> SpaeMethod:
         decoding = Decoding(config.temperature, config.top_p, config.trl.get("top_k") or -1)
         order = RowOrder.from_config(config, seed_offset=1)  # refills walk apart from TRL's sampler
         return cls(reward, cls.options_of(config), order, config.num_generations, decoding, config.seed)
 
     @classmethod
-    def options_of(cls, config: Any) -> SpaeOptions:
-        options = SpaeOptions.from_mapping(dict(config.options))
+    def options_of(cls, config: TrainConfig) -> SpaeOptions:
+        options = super().options_of(config)
         top_k = entropy_top_k(options.entropy_mode)
         if top_k is not None and not (config.use_vllm and config.vllm_mode == "colocate"):
             raise HarnessError(
@@ -188,7 +192,7 @@ class SpaeMethod(Method):
         return options
 
     @classmethod
-    def resolved_options(cls, config: Any) -> dict[str, Any]:
+    def resolved_options(cls, config: TrainConfig) -> dict[str, Any]:
         options = cls.options_of(config)
         return {**asdict(options), "probes": options.probing}
 
@@ -257,9 +261,9 @@ class SpaeMethod(Method):
                             "id": row.get("id"),
                             "answer": row["answer"],
                             "text": text,
-                            "reward": float(value),
                             "sample": f"{key}:{j}",
                         },
+                        reward=float(value),
                     )
                     for j, (gen, text, value) in enumerate(
                         zip(
@@ -277,7 +281,7 @@ class SpaeMethod(Method):
         """(kept, dropped): with dynamic sampling a group whose rewards are all equal is dropped."""
         if not self.options.dynamic_sampling:
             return groups, []
-        diverse = [len({s.meta["reward"] for s in g}) > 1 for g in groups]
+        diverse = [len({s.reward for s in g}) > 1 for g in groups]
         return [g for g, d in zip(groups, diverse, strict=True) if d], [
             g for g, d in zip(groups, diverse, strict=True) if not d
         ]
@@ -292,7 +296,7 @@ class SpaeMethod(Method):
                 s.prompt_ids,
                 s.completion_ids,
                 s.meta["answer"],
-                s.meta["reward"] >= 1.0,
+                s.reward >= 1.0,
                 probe_seed(self.seed, step, s.meta["sample"]),
             )
             for s in samples
@@ -302,9 +306,6 @@ class SpaeMethod(Method):
             limit = context_length(engine, settings)
             found = probe_rollouts(prober, engine.tokenizer, targets, settings, self.decoding, limit)
         return [replace(s, meta={**s.meta, "probed": p}) for s, p in zip(samples, found, strict=True)]
-
-    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
-        return torch.tensor([r.meta["reward"] for r in rollouts], dtype=torch.float32)
 
     # --- advantages ----------------------------------------------------------------------------------------
 
@@ -336,13 +337,6 @@ class SpaeMethod(Method):
         self._metrics.update(_probe_metrics(chosen, self.options.tau_sat))
         return out
 
-    def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
-        return dict(self._metrics)
-
-    def take_samples(self) -> list[dict[str, Any]]:
-        samples, self._samples = self._samples, []
-        return samples
-
     def state_dict(self) -> dict[str, Any]:
         return {"drawn": self.drawn}
 
@@ -363,8 +357,8 @@ def _probe_metrics(trained: Sequence[Rollout], tau_sat: float) -> dict[str, floa
     if not probed:
         return {}
     phis = [v for _, p in probed for v in p.phi]
-    correct = [p.accounting for r, p in probed if r.meta["reward"] >= 1.0]
-    wrong = [p.accounting for r, p in probed if r.meta["reward"] < 1.0]
+    correct = [p.accounting for r, p in probed if r.reward >= 1.0]
+    wrong = [p.accounting for r, p in probed if r.reward < 1.0]
     solve_check = sum(a["solve_tokens"] + a["check_tokens"] for a in correct)
     out = {
         "spae/probes": float(len(phis)),
@@ -397,7 +391,7 @@ def _group_record(group: Sequence[Rollout]) -> dict[str, Any]:
         "samples": [
             {
                 "text": readable(s.meta["text"]),
-                "reward": s.meta["reward"],
+                "reward": s.reward,
                 "tokens": len(s.completion_ids),
                 **(
                     {"phi": [round(v, 4) for v in s.meta["probed"].phi], **s.meta["probed"].accounting}

@@ -58,6 +58,7 @@ from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
 
 if TYPE_CHECKING:
+    from trainers.config import TrainConfig
     from trainers.methods.spell.corpus.dataset import Cluster
 
 RULES = {prompts.GENERAL: "cem", prompts.MATH: "numeric", prompts.CHOICE: "choice"}
@@ -135,6 +136,7 @@ class _Question:
 
 class SpellMethod(Method):
     name = "spell"
+    options_class = SpellOptions
 
     def __init__(
         self,
@@ -162,10 +164,10 @@ class SpellMethod(Method):
         self._samples: list[dict[str, Any]] = []
 
     @classmethod
-    def from_config(cls, config: Any, reward: ScorerReward | None = None) -> SpellMethod:
+    def from_config(cls, config: TrainConfig, reward: ScorerReward | None = None) -> SpellMethod:
         from trainers.methods.spell.corpus.dataset import load_clusters
 
-        options = SpellOptions.from_mapping(dict(config.options))
+        options = cls.options_of(config)
         return cls(
             load_clusters(config.dataset),
             options,
@@ -175,32 +177,28 @@ class SpellMethod(Method):
         )
 
     @classmethod
-    def demonstrations(cls, config: Any, tokenizer: Any, examples: int) -> list:
+    def demonstrations(cls, config: TrainConfig, tokenizer: Any, examples: int) -> list:
         from trainers.methods.spell.coldstart import SpellDemonstrations
         from trainers.methods.spell.corpus.dataset import load_clusters
 
-        options = SpellOptions.from_mapping(dict(config.options))
+        options = cls.options_of(config)
         return SpellDemonstrations(load_clusters(config.dataset), options, config.seed).build(examples)
 
     @classmethod
-    def resolved_options(cls, config: Any) -> dict[str, Any]:
-        return asdict(SpellOptions.from_mapping(dict(config.options)))
-
-    @classmethod
-    def rows_per_step(cls, config: Any) -> int:
+    def rows_per_step(cls, config: TrainConfig) -> int:
         """N(G + 2) + V * ceil(N / V): responders, questioner positives and negatives, verifiers."""
-        options = SpellOptions.from_mapping(dict(config.options))
+        options = cls.options_of(config)
         n, v = config.prompts_per_step, options.verifier_samples
         return n * (config.num_generations + 2) + v * math.ceil(n / v)
 
     @classmethod
-    def sampler_group(cls, config: Any) -> int:
+    def sampler_group(cls, config: TrainConfig) -> int:
         """The smallest divisor of the row count from 2 (TRL's minimum): rows only count the batch."""
         rows = cls.rows_per_step(config)
         return next(d for d in range(2, rows + 1) if rows % d == 0)
 
     @classmethod
-    def dataset_rows(cls, config: Any) -> list[dict[str, Any]]:
+    def dataset_rows(cls, config: TrainConfig) -> list[dict[str, Any]]:
         """One row per cluster (repeated to fill a step at least): TRL iterates them to count its epochs;
         the method draws its own questions (seeded, in its state)."""
         from trainers.methods.spell.corpus.dataset import load_clusters
@@ -385,10 +383,6 @@ class SpellMethod(Method):
             "reward": q.reward,
         }
 
-    def take_samples(self) -> list[dict[str, Any]]:
-        samples, self._samples = self._samples, []
-        return samples
-
     def _summary(self, q: _Question) -> Question:
         return Question(q.task, q.reward, tuple(q.responder_rewards))
 
@@ -450,11 +444,9 @@ class SpellMethod(Method):
             finish_reason=gen.finish_reason,
             sampling_logprobs=list(gen.logprobs),
             trainable=trainable,
-            meta={"reward": float(reward), **meta},
+            meta=meta,
+            reward=float(reward),
         )
-
-    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
-        return torch.tensor([r.meta["reward"] for r in rollouts], dtype=torch.float32)
 
     def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
         out = torch.zeros_like(rewards)
@@ -468,9 +460,6 @@ class SpellMethod(Method):
             keys = [rollouts[i].task for i in asked] if self.options.questioner_baseline == "task" else None
             out[asked] = whiten_by_key(rewards[asked], keys, eps=1e-6).values
         return out
-
-    def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
-        return dict(self._metrics)
 
     def _step_metrics(self, played, judged, chosen, rounds) -> dict[str, float]:
         n = len(played)

@@ -31,7 +31,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -48,6 +48,9 @@ from trainers.method import IDLE, Batch, Method, MethodOptions, StageClock, read
 from trainers.methods.ulorl.pool import InFlight, SegmentPool
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
+
+if TYPE_CHECKING:
+    from trainers.config import TrainConfig
 
 IMPORTANCE_SAMPLING = ("pois", "sais", "tois")
 MPT_MASKING = ("dynamic", "static", "none")
@@ -85,6 +88,7 @@ class UloRLMethod(Method):
     """Rows carry `prompt` (chat messages), `answer` (the scorer's gold) and `id`."""
 
     name = "ulorl"
+    options_class = UloRLOptions
 
     def __init__(
         self,
@@ -104,15 +108,15 @@ class UloRLMethod(Method):
         self._samples: list[dict[str, Any]] = []
 
     @classmethod
-    def from_config(cls, config: Any, reward: ScorerReward) -> UloRLMethod:
+    def from_config(cls, config: TrainConfig, reward: ScorerReward) -> UloRLMethod:
         options = cls.options_of(config)
         order = RowOrder.from_config(config)
         return cls(reward, options, order, config.num_generations, config.max_completion_length)
 
     @classmethod
-    def options_of(cls, config: Any) -> UloRLOptions:
+    def options_of(cls, config: TrainConfig) -> UloRLOptions:
         """The options, and the TRL settings segment rollout and POIS rely on."""
-        options = UloRLOptions.from_mapping(dict(config.options))
+        options = super().options_of(config)
         _segment_tokens(config.max_completion_length, options.segments)
         trl = config.trl
         if config.use_vllm and trl.get("vllm_importance_sampling_correction", True):
@@ -150,7 +154,7 @@ class UloRLMethod(Method):
         return options
 
     @classmethod
-    def resolved_options(cls, config: Any) -> dict[str, Any]:
+    def resolved_options(cls, config: TrainConfig) -> dict[str, Any]:
         values = asdict(cls.options_of(config))
         values["segment_tokens"] = _segment_tokens(config.max_completion_length, values["segments"])
         return values
@@ -195,7 +199,7 @@ class UloRLMethod(Method):
         ]
         if not out:  # nothing ended this step: one sample stands in, untrainable and not logged
             stand_in = self.pool.unfinished()[0]
-            out = [replace(stand_in, trainable=False, meta={IDLE: True, "reward": 0.0})]
+            out = [replace(stand_in, trainable=False, meta={IDLE: True}, reward=0.0)]
         self._metrics = self._step_metrics(gens, todo, prefixes, ended, released, dropped, admitted, meter)
         self._metrics["ulorl/groups_in_flight"] = float(groups)
         self._metrics["ulorl/seconds/step_rollout"] = time.perf_counter() - started
@@ -215,14 +219,14 @@ class UloRLMethod(Method):
             )
             values.update(zip(scored, map(float, found), strict=True))
         for i, (key, j, _) in enumerate(ended):
-            self.pool.set_meta(key, j, reward=values[i], text=texts[i])
+            self.pool.scored(key, j, values[i], text=texts[i])
 
     def _release(self, budget: int, version: int) -> tuple[list[InFlight], list[InFlight]]:
         """Complete groups: up to `budget` diverse ones to train (complete longest first) and, with dynamic
         sampling, the uniform ones dropped; the rest of the diverse ones wait for the next step."""
         released, dropped = [], []
         for g in self.pool.complete():
-            uniform = len({s.meta["reward"] for s in g.samples}) == 1
+            uniform = len({s.reward for s in g.samples}) == 1
             if uniform and self.options.dynamic_sampling:
                 dropped.append(self.pool.pop(g.key))
             elif len(released) < budget:
@@ -231,9 +235,6 @@ class UloRLMethod(Method):
             for j, s in enumerate(g.samples):
                 g.samples[j] = replace(s, meta={**s.meta, "waited": version - g.finished_at[j]})
         return released, dropped
-
-    def score(self, rollouts: Sequence[Rollout]) -> Tensor:
-        return torch.tensor([r.meta["reward"] for r in rollouts], dtype=torch.float32)
 
     def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:
         """GRPO's group z-score (Eq. 4); uniform groups get 0."""
@@ -326,13 +327,6 @@ class UloRLMethod(Method):
             out[f"ulorl/seconds/{stage}"] = seconds
         return out
 
-    def metrics(self, rollouts: Sequence[Rollout], rewards: Tensor) -> dict[str, float]:
-        return dict(self._metrics)
-
-    def take_samples(self) -> list[dict[str, Any]]:
-        samples, self._samples = self._samples, []
-        return samples
-
     # --- state --------------------------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
@@ -368,7 +362,7 @@ class EngineMeter:
         return 1 - self.tokens / self.slot_steps if self.slot_steps else 0.0
 
 
-def _sampling_filters(config: Any) -> list[str]:
+def _sampling_filters(config: TrainConfig) -> list[str]:
     """The sampling settings that make the sampler's log-probs differ from the policy's softmax."""
     trl = config.trl
     found = [k for k in ("min_p", "generation_kwargs") if trl.get(k)]
@@ -413,7 +407,7 @@ def _group_record(g: InFlight, version: int) -> dict[str, Any]:
         "reference": " / ".join(accepted_answers(g.row["answer"])),
         "samples": [
             {
-                "reward": s.meta["reward"],
+                "reward": s.reward,
                 "finish_reason": s.finish_reason,
                 "segments": s.segments,
                 "policy_versions": s.policy_versions,

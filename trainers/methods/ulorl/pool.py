@@ -38,7 +38,7 @@ class InFlight:
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> InFlight:
-        samples = [None if s is None else Rollout(**s) for s in state["samples"]]
+        samples = [None if s is None else Rollout(**_with_reward(s)) for s in state["samples"]]
         return cls(**{**state, "samples": samples})
 
 
@@ -95,13 +95,13 @@ class SegmentPool:
                 g.completed = version
         return sample
 
-    def set_meta(self, key: str, j: int, **values: Any) -> None:
-        """Add to a decoded sample's meta (its reward, once it finished)."""
+    def scored(self, key: str, j: int, reward: float, **meta: Any) -> None:
+        """Give a finished sample its reward, and add `meta` to its meta."""
         g = self.groups[key]
         sample = g.samples[j]
         if sample is None:
             raise ValueError(f"sample {j} of group {key!r} has not been decoded")
-        g.samples[j] = replace(sample, meta={**sample.meta, **values})
+        g.samples[j] = replace(sample, reward=reward, meta={**sample.meta, **meta})
 
     def complete(self) -> list[InFlight]:
         """Groups whose samples are all terminal, longest complete first, then in admission order."""
@@ -129,3 +129,12 @@ class SegmentPool:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.groups = {g["key"]: InFlight.from_state(g) for g in state["groups"]}
+
+
+def _with_reward(sample: dict[str, Any]) -> dict[str, Any]:
+    """A saved sample as `Rollout` takes it: checkpoints from before rollouts carried their reward kept
+    it in meta."""
+    if "reward" in sample or "reward" not in sample["meta"]:
+        return sample
+    meta = dict(sample["meta"])
+    return {**sample, "reward": meta.pop("reward"), "meta": meta}
