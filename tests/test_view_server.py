@@ -14,9 +14,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from helpers import answered_run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 from view_runs import base_run, candidate_run, generations_run, training_run
 
@@ -25,7 +28,7 @@ from harness.cli import app
 from harness.report.plotdata import training_series
 from harness.view.bundle import write_bundle
 from harness.view.evalrun import CORRECT, TRUNCATED, UNEXTRACTED, WRONG, EvalRun
-from harness.view.server import make_server, url
+from harness.view.server import BadPath, make_server, request_path, static_file, url
 from harness.view.site import Site
 
 
@@ -160,7 +163,8 @@ def test_server_binds_loopback_and_serves_nothing_else(served, runs):
         "/api/run/0/bench/x/rows",
     ):
         status, body = get(served, path)
-        assert status == 404, (path, status)
+        traverses = ".." in unquote(path).split("/")  # malformed: 400; naming nothing: 404
+        assert status == (400 if traverses else 404), (path, status)
         assert b"root:" not in body and b"harnessData" not in body
     assert get(served, "/static/app.js")[0] == 200
     assert get(served, "/api/index", host=f"evil.example:{port}")[0] == 421  # a rebound DNS name
@@ -258,3 +262,69 @@ def test_cli_bundle_and_server(runs, tmp_path):
         assert "stopped" in server.stdout.read()
     finally:
         server.kill()
+
+
+# --- hostile paths ---------------------------------------------------------------------------------
+
+HOSTILE = st.one_of(
+    st.sampled_from(["\x00", "%00", "%01", "%7f", "%7F", "\x01", "\x1b", "\x7f", "\x85", "..", "%2e%2e"]),
+    st.integers(0x80, 0xBF).map(lambda b: f"%{b:02X}"),  # a UTF-8 continuation byte alone
+    st.sampled_from(["%C0", "%C1", "%F5", "%FF", "%E2%82", "%F0%9F%98"]),  # never valid, or cut short
+    st.integers(2100, 20000).map(lambda n: "a" * n),  # past the longest path served
+)
+HARMLESS = st.text(alphabet=st.sampled_from("abcz09._-~%/"), max_size=12)
+PREFIX = st.sampled_from(["/", "/static/", "/api/", "/api/run/0/", "//", "/static/vendor/"])
+
+
+@pytest.fixture(scope="module")
+def view_process(runs, tmp_path_factory):
+    """`harness view` in its own process, its stderr kept in a file."""
+    stderr = tmp_path_factory.mktemp("stderr") / "stderr.txt"
+    with stderr.open("w") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harness", "view", str(runs[0]), str(runs[3]), "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=sink,
+            text=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
+    try:
+        address = process.stdout.readline().split("at http://")[1].split("/")[0]
+        yield address, process, stderr
+    finally:
+        process.kill()
+        process.wait()
+
+
+def status_of(address: str, target: bytes) -> int:
+    """The status a raw request for `target` gets (bytes as they are: no client cleans them)."""
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: " + address.encode() + b"\r\n\r\n")
+        line = sock.makefile("rb").readline()
+    return int(line.split()[1])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(prefix=PREFIX, before=HARMLESS, hostile=HOSTILE, after=HARMLESS)
+def test_a_malformed_path_is_answered_4xx_and_the_server_prints_no_traceback(
+    view_process, prefix, before, hostile, after
+):
+    address, process, stderr = view_process
+    target = (prefix + before + hostile + after).encode("latin-1")
+    assert 400 <= status_of(address, target) < 500, target[:200]
+    assert process.poll() is None
+    assert stderr.read_text() == ""  # no traceback, no error line
+
+
+def test_the_request_path_reader_names_each_malformation():
+    assert request_path("/static/app.js?x=1") == "/static/app.js"
+    assert request_path("/api/run/%C3%A9") == "/api/run/é"
+    for target, status in [
+        ("/static/a%00b", 400), ("/static/\x00", 400), ("/a%FF", 400), ("/a%E2%82", 400), ("//[", 400),
+        ("/static/../x", 400), ("/static/%2e%2e/x", 400), ("/\x1b[31m", 400), ("/" + "a" * 5000, 414),
+    ]:  # fmt: skip
+        with pytest.raises(BadPath) as refused:
+            request_path(target)
+        assert refused.value.status == status, target[:40]
+    assert static_file("a" * 5000) is None and static_file("app.js") is not None

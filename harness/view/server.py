@@ -3,6 +3,8 @@
 Only three kinds of request are answered: the page (`/`), its packaged assets (`/static/...`, resolved
 inside the package's static folder) and data (`/api/PATH`, answered by `Site.get`, whose paths are
 positions, not file names). Nothing else on the machine, the run folders included, is served as a file.
+A malformed path (too long, broken percent-escapes, control characters, `..`) is answered 400 or 414,
+one that names nothing 404, never with a traceback.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import socket
+import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -27,10 +30,40 @@ POLICY = (
 TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".woff2": "font/woff2"}
 
 
+MAX_PATH = 2048  # characters of a request's path; the page's longest is under 100
+
+
+class BadPath(ValueError):
+    """A request path that names nothing this server could answer: the client's error (4xx)."""
+
+    def __init__(self, status: int, reason: str):
+        super().__init__(reason)
+        self.status = status
+
+
+def request_path(target: str) -> str:
+    """The decoded path of a request target; BadPath for one too long, not UTF-8 once percent-decoded,
+    or holding a control character (NUL included)."""
+    if len(target) > MAX_PATH:
+        raise BadPath(414, "path too long")
+    try:
+        path = unquote(urlsplit(target).path, errors="strict")
+    except (ValueError, UnicodeDecodeError):  # a malformed authority ("//["), a broken UTF-8 escape
+        raise BadPath(400, "malformed path") from None
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in path):
+        raise BadPath(400, "control character in path")
+    if ".." in path.split("/"):  # no page asks for a parent folder; browsers resolve their own
+        raise BadPath(400, "'..' in path")
+    return path
+
+
 def static_file(name: str) -> Path | None:
     """A packaged asset by its path under static/, never anything outside it."""
-    path = (STATIC / name).resolve()
-    if not path.is_relative_to(STATIC.resolve()) or not path.is_file():
+    try:
+        path = (STATIC / name).resolve()
+        if not path.is_relative_to(STATIC.resolve()) or not path.is_file():
+            return None
+    except (OSError, ValueError):  # a name too long for the file system
         return None
     return path
 
@@ -46,7 +79,19 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         if self.hosts and self.headers.get("Host", "") not in self.hosts:
             return self._send(421, b"unknown host", "text/plain")  # a rebound DNS name
-        path = unquote(urlsplit(self.path).path)
+        try:
+            path = request_path(self.path)
+        except BadPath as e:
+            return self._send(e.status, str(e).encode(), "text/plain")
+        try:
+            self._route(path)
+        except ConnectionError:  # the browser went away mid-answer
+            pass
+        except Exception as e:  # a bug: one line here, a 500 there, and the server serves on
+            sys.stderr.write(f"harness view: {path[:200]!r}: {type(e).__name__}: {e}\n")
+            self._send(500, b"server error", "text/plain")
+
+    def _route(self, path: str) -> None:
         if path in ("/", "/index.html"):
             return self._file(STATIC / "index.html")
         if path == f"/static/{MODE}":

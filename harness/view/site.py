@@ -135,7 +135,7 @@ class Site:
 
 
 def _number(text: str) -> int:
-    if not text.isdigit() or len(text) > 9:
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:  # "²".isdigit() too
         raise KeyError(text)
     return int(text)
 
