@@ -2,7 +2,9 @@
 never a silently wrong result (issue 16, points 4 to 6)."""
 
 import json
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -161,7 +163,7 @@ def test_an_out_that_is_a_file_or_under_one_is_refused(tmp_path, custom, evaluat
                        "--scorer", "math", "--out", str(out))  # fmt: skip
         assert one_line_error(done).startswith(f"{out}: cannot write a run directory there (")
         done = harness("export", str(evaluated), "--format", "lm-eval", "--out", str(out))
-        assert one_line_error(done).endswith(("File exists", "Not a directory"))
+        assert one_line_error(done).startswith(f"{out}: cannot write there (")
     assert a_file.read_text() == "keep me"
 
 
@@ -257,3 +259,86 @@ def test_a_prompt_that_alone_fills_the_context_says_so(tmp_path, tiny_model):
     message = done.stderr.splitlines()[-1]  # after the engine's start and the progress bars
     assert "item a: the prompt alone (" in message and "fills the model's context of 32768 tokens" in message
     assert "cut prompts with --max-input-tokens (below 32768" in message and "at most -" not in message
+
+
+ALIAS_BOMB = "".join(f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * 9)}]\n" for k in range(1, 10))  # 449 bytes
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    config = tmp_path / "bomb.yaml"
+    config.write_text("a0: &a0 [lol]\n" + ALIAS_BOMB)
+    started = time.monotonic()
+    done = harness("train", "grpo", "--config", str(config), "--dry-run")
+    assert time.monotonic() - started < 1
+    assert done.code == 2 and "a YAML anchor (&name)" in one_line_error(done)
+
+
+def test_a_fifo_given_as_a_config_scores_or_generations_file_never_hangs(tmp_path, external, custom):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    done = harness("train", "grpo", "--config", str(fifo), "--dry-run")
+    assert done.code == 2 and one_line_error(done) == f"cannot read config {fifo}: a FIFO, not a regular file"
+    run = copy_run(external, tmp_path)
+    (run / SCORES).unlink()
+    os.mkfifo(run / SCORES)
+    done = harness("regress", str(external), str(run))
+    assert done.code == 3 and one_line_error(done) == f"{run / SCORES}: a FIFO, not a regular file"
+    done = harness("score", "--generations", str(fifo), "--benchmark", f"jsonl:{custom}", "--scorer", "math",
+                   "--out", str(tmp_path / "out"))  # fmt: skip
+    assert done.code == 2 and "a FIFO, not a regular file" in one_line_error(done)
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("seed: " + "9" * 400 + "\n", "an integer of more than 40 digits"),
+        ("seed: 1180591620717411303424\n", "seed must be at least 0 and at most 4294967295"),
+        ("trl:\n  {1: a, b: c}\n", "keys are of mixed kinds"),
+        ("trl: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 64 levels"),
+    ],
+)
+def test_a_hostile_train_config_is_one_line_before_anything_is_written(tmp_path, text, problem):
+    config, out = tmp_path / "config.yaml", tmp_path / "out"
+    config.write_text(f"method: grpo\nmodel: m\ndataset: d\nout: {out}\n" + text)
+    done = harness("train", "grpo", "--config", str(config), "--dry-run")
+    assert done.code == 2 and problem in one_line_error(done)
+    assert not out.exists()
+
+
+def test_export_never_writes_through_a_planted_link_nor_into_a_folder_it_did_not_make(tmp_path, evaluated):
+    run, outside = copy_run(evaluated, tmp_path), tmp_path / "outside"
+    outside.mkdir()
+    (run / "lm-eval").symlink_to(outside)
+    done = harness("export", str(run), "--format", "lm-eval")
+    assert done.code == 2 and "lm-eval: a symbolic link" in one_line_error(done)
+    assert list(outside.iterdir()) == []
+    (outside / "notes.txt").write_text("keep")
+    done = harness("export", str(run), "--format", "lm-eval", "--out", str(outside))
+    assert done.code == 2 and "was not made by this command" in one_line_error(done)
+    assert [p.name for p in outside.iterdir()] == ["notes.txt"]
+    again = tmp_path / "export"
+    for _ in range(2):  # its own folder, again
+        assert harness("export", str(run), "--format", "lm-eval", "--out", str(again)).code == 0
+    assert sum(p.name.startswith("results_") for p in again.iterdir()) >= 1
+
+
+def test_a_bundle_into_a_prepared_folder_never_follows_its_links(tmp_path, evaluated):
+    out, outside = tmp_path / "bundle", tmp_path / "outside"
+    outside.mkdir()
+    out.mkdir()
+    (out / "harness-view-bundle.txt").write_text("a mark someone planted")
+    (out / "data").symlink_to(outside)
+    done = harness("view", "--bundle", str(out), str(evaluated))
+    assert done.code == 0, done.stderr
+    assert list(outside.iterdir()) == []
+    assert (
+        (out / "data").is_dir() and not (out / "data").is_symlink() and (out / "data" / "index.js").is_file()
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep")
+    done = harness("view", "--bundle", str(other), str(evaluated))
+    assert done.code == 2 and "was not made by this command" in one_line_error(done)
+    assert [p.name for p in other.iterdir()] == ["notes.txt"]

@@ -267,15 +267,16 @@ _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct
 
 def load_yaml(text: str) -> Any:
     """Parsed YAML text (one document), bounded as `check_plain` says; `Unfit` says why not."""
-    loader = _BoundedLoader(text)
     try:
-        value = loader.get_single_data()
+        loader = _BoundedLoader(text)  # checks the characters first
+        try:
+            value = loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as e:
         raise Unfit(" ".join(str(e).split())[:300]) from None
     except RecursionError:
         raise Unfit(f"nested deeper than {MAX_DEPTH} levels") from None
-    finally:
-        loader.dispose()
     check_plain(value)
     return value
 

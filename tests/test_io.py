@@ -1,0 +1,228 @@
+"""The one reader and the one writer (harness/io, issue 44): hostile files of every class either give a
+value or one line naming the file, within a time bound; nothing is read or written through a link."""
+
+import json
+import os
+import signal
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness import HarnessError
+from harness.io.read import MAX_DEPTH, load_yaml, read_json, read_yaml
+from harness.io.write import OutDir, safe_name, write_file
+from harness.store import GENERATIONS, RUN, SCORES, RunDir
+
+BOUND_S = 2.0  # each example, parse included
+PROPERTY = settings(
+    max_examples=40, deadline=int(BOUND_S * 1000), suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@contextmanager
+def within(seconds: float):
+    """Fail (instead of hanging) when the block takes longer than `seconds`."""
+
+    def late(*_):
+        raise AssertionError(f"took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < seconds
+
+
+def alias_bomb(levels: int, width: int) -> str:
+    lines = ["a0: &a0 [x]"]
+    for k in range(1, levels):
+        lines.append(f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * width)}]")
+    return "\n".join(lines) + "\n"
+
+
+def nested(depth: int, open_: str = "[", close: str = "]") -> str:
+    return open_ * depth + close * depth
+
+
+# hostile text of every class the issue names
+hostile_text = st.one_of(
+    st.integers(1, 200_000).map(nested),
+    st.integers(1, 5000).map(lambda n: '{"seed": ' + "9" * n + "}"),
+    st.integers(1, 5000).map(lambda n: "seed: " + "9" * n + "\n"),
+    st.tuples(st.integers(2, 12), st.integers(2, 12)).map(lambda t: alias_bomb(*t)),
+    st.sampled_from(["{1: a, b: c}\n", "{[1]: a}\n", "? [a]\n: b\n", '{"a": "\\u0000"}', "a: b\x00\n"]),
+    st.binary(max_size=200).map(lambda b: b.decode("latin-1")),
+    st.text(max_size=200),
+    st.integers(0, 60).map(lambda n: json.dumps({"config": {"benchmarks": ["b"]}, "x": [1] * 3})[:n]),
+)
+
+
+def refused_in_one_line(error: HarnessError, path: Path) -> None:
+    message = str(error)
+    assert "\n" not in message and message.startswith(str(path)), message
+
+
+@PROPERTY
+@given(text=hostile_text, nul=st.booleans(), bad_utf8=st.booleans())
+def test_the_json_and_yaml_readers_return_a_value_or_one_line(tmp_path, text, nul, bad_utf8):
+    data = (
+        text.encode("utf-8", "surrogatepass") + (b"\x00" if nul else b"") + (b"\xff\xfe" if bad_utf8 else b"")
+    )
+    path = tmp_path / "file"
+    path.write_bytes(data)
+    for reader in (read_json, read_yaml):
+        with within(BOUND_S):
+            try:
+                value = reader(path)
+            except HarnessError as e:
+                refused_in_one_line(e, path)
+            else:
+                json.dumps(value)  # plain data: JSON's kinds, string or same-kind keys
+
+
+def test_an_alias_bomb_is_refused_at_its_first_alias():
+    with within(0.2), pytest.raises(ValueError, match="YAML anchor"):
+        load_yaml(alias_bomb(9, 9))  # 9**8 strings once expanded
+    with pytest.raises(ValueError, match="YAML alias"):
+        load_yaml("a: *x\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("{1: a, b: c}", "keys are of mixed kinds (int, str)"),
+        ("? [a, b]\n: c\n", "a key that is a list or a mapping"),
+        ("seed: " + "1" * 41, "an integer of more than 40 digits"),
+        ("day: 2001-01-01", "a value of kind date"),
+        (nested(MAX_DEPTH + 1), f"nested deeper than {MAX_DEPTH} levels"),
+    ],
+)
+def test_yaml_that_json_could_not_hold_is_refused(text, problem):
+    with pytest.raises(ValueError, match=problem.replace("(", r"\(").replace(")", r"\)")):
+        load_yaml(text)
+
+
+def test_json_bounds(tmp_path):
+    path = tmp_path / "x.json"
+    for text, problem in [
+        (nested(MAX_DEPTH + 1), "nested deeper than 64 levels"),
+        (nested(100_000), "nested deeper than 64 levels"),
+        ("[" + "7" * 400 + "]", "an integer of 400 digits (at most 40)"),
+        ('{"a": 1', "invalid JSON at line 1"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(HarnessError) as refused:
+            read_json(path)
+        assert str(refused.value).startswith(f"{path}: {problem}")
+    path.write_text(nested(MAX_DEPTH))
+    assert read_json(path) is not None
+
+
+def test_links_fifos_and_folders_are_never_read(tmp_path):
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"secret": 1}')
+    root = tmp_path / "run"
+    (root / "evals").mkdir(parents=True)
+    (root / "file.json").symlink_to(outside)
+    (root / "linked").symlink_to(root / "evals")
+    (root / "evals" / "x.json").write_text("{}")
+    os.mkfifo(root / "fifo.json")
+    (root / "folder.json").mkdir()
+    with within(2):
+        for name, problem in [
+            ("file.json", "a symbolic link"),
+            ("linked/x.json", "a symbolic link"),
+            ("fifo.json", "a FIFO, not a regular file"),
+            ("folder.json", "a folder, not a regular file"),
+            ("missing.json", "not found"),
+        ]:
+            with pytest.raises(HarnessError) as refused:
+                read_json(root / name, root)
+            message = str(refused.value)
+            assert message.startswith(str(root / name.split("/")[0])) and problem in message
+    assert read_json(root / "evals" / "x.json", root) == {}
+
+
+@PROPERTY
+@given(
+    name=st.sampled_from([RUN, GENERATIONS, SCORES]),
+    kind=st.sampled_from(["link", "fifo", "folder", "text"]),
+    text=hostile_text,
+)
+def test_a_run_folder_of_hostile_files_is_read_or_refused_in_one_line(tmp_path_factory, name, kind, text):
+    root = tmp_path_factory.mktemp("run")
+    outside = root.parent / f"{root.name}-outside"
+    outside.write_text('{"config": {"benchmarks": []}}\n')
+    path = root / name
+    if kind == "link":
+        path.symlink_to(outside)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.write_text(text, errors="surrogatepass")
+    run = RunDir(root)
+    with within(BOUND_S):
+        try:
+            run.read_json(name) if name == RUN else run.records(name)
+        except HarnessError as e:
+            refused_in_one_line(e, path)
+        else:
+            assert kind == "text"
+
+
+def test_the_writer_never_follows_a_link(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("keep")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "data").symlink_to(outside)
+    (out / "file.txt").symlink_to(outside / "victim.txt")
+    with OutDir.open(out) as folder:
+        with pytest.raises(HarnessError, match="a symbolic link"):
+            folder.write("data/x.js", "x")
+        with pytest.raises(HarnessError, match="a symbolic link"):
+            folder.append("file.txt", "x")
+        folder.write("file.txt", "mine")  # replaces the link itself
+        with pytest.raises(HarnessError, match="cannot name a file"):
+            folder.write("../escape.txt", "x")
+        folder.remove("data")  # the link goes, not what it points to
+    assert (out / "file.txt").read_text() == "mine" and not (out / "file.txt").is_symlink()
+    assert not (out / "data").exists() and sorted(p.name for p in outside.iterdir()) == ["victim.txt"]
+    assert (outside / "victim.txt").read_text() == "keep" and not (tmp_path / "escape.txt").exists()
+    write_file(out / "plain.txt", "a")
+    assert (out / "plain.txt").read_text() == "a"
+
+
+def test_a_folder_not_made_by_the_command_is_refused(tmp_path):
+    mine = tmp_path / "mine"
+    with OutDir.open(mine, mark="MARK"):
+        pass
+    with OutDir.open(mine, mark="MARK"):  # its own folder again: fine
+        pass
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("keep")
+    with pytest.raises(HarnessError, match="was not made by this command"):
+        OutDir.open(theirs, mark="MARK")
+    (theirs / "MARK").symlink_to(mine / "MARK")  # a linked mark is no mark
+    with pytest.raises(HarnessError, match="was not made by this command"):
+        OutDir.open(theirs, mark="MARK")
+
+
+@given(name=st.text(min_size=1, max_size=300))
+def test_a_name_from_a_benchmark_or_item_is_one_plain_file_name(name):
+    safe = safe_name(name)
+    assert "/" not in safe and "\0" not in safe and not safe.startswith(".")
+    assert 0 < len(safe.encode()) <= 200
+    assert safe == safe_name(name)  # stable
