@@ -226,3 +226,95 @@ def test_a_name_from_a_benchmark_or_item_is_one_plain_file_name(name):
     assert "/" not in safe and "\0" not in safe and not safe.startswith(".")
     assert 0 < len(safe.encode()) <= 200
     assert safe == safe_name(name)  # stable
+
+
+# A train checkpoint: TRL's files and the method state, as resume reads them
+
+
+def checkpoint(out: Path) -> Path:
+    """OUT/checkpoint-1 as a finished save leaves it: trainer_state.json, the method state, TRL's
+    random state (real, from this process)."""
+    import random
+
+    import numpy as np
+    import torch
+
+    folder = out / "checkpoint-1"
+    folder.mkdir(parents=True)
+    (folder / "trainer_state.json").write_text(
+        json.dumps({"global_step": 1, "max_steps": 2, "log_history": []})
+    )
+    (folder / "method_state.json").write_text('{"seen": [1, 2]}\n')
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "cpu": torch.get_rng_state()}
+    torch.save(state, folder / "rng_state.pth")
+    return folder
+
+
+def test_a_whole_checkpoint_resumes(tmp_path):
+    from trainers.checkpoints import read_method_state, resume_point
+
+    folder = checkpoint(tmp_path)
+    assert resume_point(tmp_path, 1) == (str(folder), [])
+    assert read_method_state(folder, 0) == {"seen": [1, 2]}
+
+
+def plant_link(folder: Path) -> None:
+    outside = folder.parent.parent / "outside.json"
+    outside.write_text('{"seen": [9]}')
+    (folder / "method_state.json").unlink()
+    (folder / "method_state.json").symlink_to(outside)
+
+
+def plant_pickled_weights(folder: Path) -> None:
+    import torch
+
+    torch.save({"w": torch.zeros(1)}, folder / "pytorch_model.bin")
+
+
+def plant_rng_state(folder: Path) -> None:
+    import torch
+
+    torch.save({"python": 1, "numpy": "x", "cpu": torch.zeros(2)}, folder / "rng_state.pth")
+
+
+def plant_trainer_state(text: str):
+    return lambda folder: (folder / "trainer_state.json").write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (plant_link, "method_state.json: a symbolic link"),
+        (plant_pickled_weights, "pytorch_model.bin: weights saved as a pickle"),
+        (plant_rng_state, "rng_state.pth is not TRL's (TypeError"),
+        (plant_trainer_state('{"global_step": "1"}'), "trainer_state.json: field global_step: "),
+        (plant_trainer_state('{"global_step": 1, "planted": 1}'), "trainer_state.json: field planted: "),
+        (plant_trainer_state('{"log_history": ' + "[" * 200 + "]" * 200 + "}"), "nested deeper than 64"),
+        (plant_trainer_state('{"global_step": ' + "9" * 5000 + "}"), "an integer of 5000 digits"),
+    ],
+)
+def test_a_checkpoint_of_the_wrong_structure_is_refused_before_the_run_starts(tmp_path, damage, problem):
+    from trainers.checkpoints import read_method_state, resume_point
+
+    folder = checkpoint(tmp_path)
+    damage(folder)
+    with pytest.raises(HarnessError) as refused:
+        resume_point(tmp_path, 1)
+        read_method_state(folder, 0)  # resume_point checks TRL's files; the state is read next
+    assert problem in str(refused.value) and "\n" not in str(refused.value)
+
+
+@PROPERTY
+@given(text=hostile_text, name=st.sampled_from(["method_state.json", "trainer_state.json"]))
+def test_a_checkpoint_of_hostile_text_is_read_or_refused_in_one_line(tmp_path_factory, text, name):
+    from trainers.checkpoints import read_method_state, resume_point
+
+    out = tmp_path_factory.mktemp("out")
+    folder = checkpoint(out)
+    (folder / name).write_text(text, errors="surrogatepass")
+    with within(BOUND_S):
+        try:
+            resume_point(out, 1)
+            read_method_state(folder, 0)
+        except HarnessError as e:
+            assert str(e).startswith(str(folder)) and "\n" not in str(e), str(e)
