@@ -2,20 +2,29 @@ r"""Differential test of the math scorer's rules: the working tree's rules again
 on (answer, gold) pairs generated from the real benchmark golds and questions.
 
     python scripts/math_rules_differential.py ../shared/data --against 8e5d858 [--out DIR] [--limit N]
+        [--old-questions]
 
 Every gold of MATH-500, OlympiadBench, Minerva, AMC23 and AIME 24/25 gets answers in the shapes a
 model writes (boxed, after "the answer is", bare, a bold value ending the last line, a closing
 "Therefore ..." sentence, the last equation before an empty "... is:", a value after a label or a
 lone symbol, and the endings of unfinished work: "So we get x", "We get: **x**", "Let's try:
-**x**", "Step 1: **x**"), each once right and once wrong; numbers also get rounded and more precise
+**x**", "Step 1: **x**"), and since rules 4 the answer line followed by a sign-off, an explanation
+section or a comment, "it will take x", "Converting to ..., we get Q = x", "x times that of ...", a
+bold residue after a congruence, a display equation that simplifies the question's first expression
+and, for questions that ask for a percentage, "x% of ..." opening the closing sentence; each once
+right and once wrong (the wrong one also after a right intermediate value: "it will take GOLD hours
+for the first half, and the required quantity is WRONG"). Endings that must stay unanswered: the
+work going on after the value ("Now we substitute back"), a comment that doubts it ("Wait, ...");
+and two values in one final statement (multi-candidate). Numbers also get rounded and more precise
 forms, lists their reorderings, subscripts their brace forms, equations a multiple, symbols their
 other case and numbers a unit. Where the gold carries a unit or the question asks for one ("How
 many square centimeters"), the answer states it spelled three ways (right: ``\text{ cm}^{2}``,
 ``\text{ sq cm}``, "square centimeters") and another unit or another power of it (wrong), boxed, in a
 closing sentence and bold. MATH-500's reference solutions come whole and with their box unwrapped.
-The older rules score the plain golds, as their runs did; the new ones get each item's question
-with its gold, as new runs do. Every changed verdict is classified by the rule that moved it and
-written to DIR/changed.jsonl; the counts per class are printed, and so is how many wrong answers
+The older rules score the plain golds, as runs before rules 3 did (with --old-questions they get
+the questions too, as runs since rules 3 do); the new ones get each item's question with its
+gold. Every changed verdict is classified by the rule that moved it and written to
+DIR/changed.jsonl; the counts per class are printed, and so is how many wrong answers
 and endings of unfinished work the new rules credit (none, where they are right).
 """
 
@@ -33,6 +42,8 @@ from pathlib import Path
 from benchmarks import BENCHMARKS
 from harness.data import read_rows
 from harness.scoring.math import MathScorer
+from harness.scoring.math_forms import asks_for_percent
+from harness.scoring.math_symbols import as_latex
 from harness.scoring.math_text import answer_unit, normalise, variables
 from harness.scoring.rules import gold_text
 from harness.scoring.units import asked_units
@@ -43,13 +54,21 @@ OLD_SCORER = """
 import json, sys
 from harness.scoring.math import MathScorer
 pairs = json.load(open(sys.argv[1]))
-scores = dict(MathScorer(workers=2).score([p["answer"] for p in pairs], [p["gold"] for p in pairs]))
-json.dump([vars(scores[i]) for i in range(len(pairs))], open(sys.argv[2], "w"))
+out = [None] * len(pairs)
+for measured in sorted({p.get("measured") for p in pairs}, key=str):
+    index = [i for i, p in enumerate(pairs) if p.get("measured") == measured]
+    scorer = MathScorer(workers=2) if measured is None else MathScorer(workers=2, measured=measured)
+    scores = dict(scorer.score([pairs[i]["answer"] for i in index], [pairs[i]["gold"] for i in index]))
+    for j, i in enumerate(index):
+        out[i] = vars(scores[j])
+json.dump(out, open(sys.argv[2], "w"))
 """
 
 
-def shapes(value: str) -> dict[str, str]:
-    """The answer `value` written in each final-answer shape (name -> response text)."""
+def shapes(value: str, other: str) -> dict[str, str]:
+    """The answer `value` written in each final-answer shape (name -> response text); `other` is
+    another value, stated before it as an intermediate one or beside it as a second candidate."""
+    closing = f"{WORK}Therefore, the required quantity is ${value}$."
     return {
         "boxed": f"{WORK}So the answer is $\\boxed{{{value}}}$.",
         "phrase": f"{WORK}The final answer is ${value}$.",
@@ -67,10 +86,54 @@ def shapes(value: str) -> dict[str, str]:
         "lets_try_bold": f"{WORK}Let's try a small case first: **{value}**",
         "step_bold": f"{WORK}Step 1: **{value}**",
         "first_bold": f"{WORK}First, the discriminant is **{value}**",
+        # rules 4 (issue 46)
+        "signoff": f"{closing}\n\nLet me know if you have other questions!",
+        "explanation": f"{closing}\n\n### Explanation\n\n1. We combined the equations.\n2. We solved.",
+        "comment": f"{closing}\n\nThis assumes that the quantities stay the same throughout.",
+        "it_will_take": f"{WORK}Therefore, it will take ${value}$.",
+        "times_that_of": f"{WORK}Therefore, the required quantity is ${value}$ times that of the first one.",
+        "congruence_bold": f"{WORK}So $Q \\equiv$ **{value}** (mod 1000)",
+        "converted": f"{WORK}Converting to the required units, we get $Q = {value}$.",
+        "intermediate_first": (
+            f"{WORK}Therefore, it will take ${other}$ hours for the first half, "
+            f"and the required quantity is ${value}$."
+        ),
+        "work_goes_on": f"{closing}\n\nNow we substitute this back into the first equation",
+        "doubted": f"{closing}\n\nWait, this does not satisfy the second condition.",
+        "explanation_doubted": f"{closing}\n\n### Explanation\n\nBut this is not the only case to consider.",
+        "two_congruences": f"{WORK}So $Q \\equiv$ **{value}** (mod 1000) or **{other}** (mod 1000)",
+        "two_converted": f"{WORK}Converting to the required units, we get ${value}$ or ${other}$.",
+        "two_then_signoff": f"{WORK}Therefore, the quantity is ${value}$ or ${other}$.\n\nHope this helps!",
     }
 
 
-UNFINISHED = ("so_we_get", "we_have", "we_get_bold", "lets_try_bold", "step_bold", "first_bold")
+def question_shapes(value: str, question: str) -> dict[str, str]:
+    """Shapes that need the question: a display equation from its first math span without "="
+    ("$$\\dbinom{8}{4} = 70$$") and, where it asks for a percentage, "x% of ..." opening the closing
+    sentence."""
+    found = {}
+    spans = [m.group(1) for m in re.finditer(r"(?<!\\)\$([^$]+)\$", question) if "=" not in m.group(1)]
+    if spans:
+        found["display_chain"] = f"{WORK}$${spans[0].strip()} = {value}$$"
+    number = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*\\?%?", value.strip())
+    if asks_for_percent(question) and number:
+        found["percent_subject"] = (
+            f"{WORK}Therefore, approximately {number.group(1)}% of the total is reached after 10 minutes."
+        )
+    return found
+
+
+UNFINISHED = (
+    *("so_we_get", "we_have", "we_get_bold", "lets_try_bold", "step_bold", "first_bold"),
+    *(
+        "work_goes_on",
+        "doubted",
+        "explanation_doubted",
+        "two_congruences",
+        "two_converted",
+        "two_then_signoff",
+    ),
+)
 LONG = {  # canonical unit -> (plural, singular) names
     "m": ("meters", "meter"),
     "cm": ("centimeters", "centimeter"),
@@ -189,8 +252,11 @@ def pairs(data_dir: Path, limit: int | None) -> list[dict]:
         items = BENCHMARKS[name].load(data_dir).items[:limit]
         for n, item in enumerate(items):
             others = [i.answer for i in items[n + 1 :] + items[:n]]
-            answers = {f"right/{k}": v for k, v in shapes(item.answer).items()}
-            answers |= {f"wrong/{k}": v for k, v in shapes(wrong(item.answer, others)).items()}
+            miss = wrong(item.answer, others)
+            answers = {f"right/{k}": v for k, v in shapes(item.answer, miss).items()}
+            answers |= {f"wrong/{k}": v for k, v in shapes(miss, item.answer).items()}
+            answers |= {f"right/{k}": v for k, v in question_shapes(item.answer, item.problem).items()}
+            answers |= {f"wrong/{k}": v for k, v in question_shapes(miss, item.problem).items()}
             answers |= {f"variant/{k}": f"$\\boxed{{{v}}}$" for k, v in variants(item.answer).items()}
             answers |= unit_answers(item.answer, item.problem)
             for kind, answer in answers.items():
@@ -218,14 +284,21 @@ def new_scores(found: list[dict]) -> list[dict]:
     return results
 
 
-def old_scores(found: list[dict], revision: str) -> list[dict]:
-    """The verdicts of the rules at `revision` (its `harness` package, run in a child process)."""
+def old_scores(found: list[dict], revision: str, questions: bool = False) -> list[dict]:
+    """The verdicts of the rules at `revision` (its `harness` package, run in a child process); with
+    `questions` (rules 3 or later) each gold carries its question and each benchmark its setting."""
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(["git", "archive", revision, "harness"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        Path(tmp, "pairs.json").write_text(
-            json.dumps([{"answer": p["answer"], "gold": p["gold"]} for p in found])
-        )
+        if questions:
+            old = [
+                {"answer": p["answer"], "gold": gold_text(p["gold"], p["question"])}
+                | {"measured": BENCHMARKS[p["benchmark"]].measured}
+                for p in found
+            ]
+        else:
+            old = [{"answer": p["answer"], "gold": p["gold"]} for p in found]
+        Path(tmp, "pairs.json").write_text(json.dumps(old))
         env_path = {"PYTHONPATH": tmp, "PATH": "/usr/bin:/bin"}
         check = "import harness, sys; assert harness.__file__.startswith(sys.argv[1]), harness.__file__"
         subprocess.run([sys.executable, "-c", check, tmp], cwd=tmp, env=env_path, check=True)
@@ -236,17 +309,31 @@ def old_scores(found: list[dict], revision: str) -> list[dict]:
 
 
 def shape_of(pair: dict, old: dict, new: dict) -> str:
-    """The issue-38 shape (or other rule) that moved a verdict, read from the new rules' details: a
-    changed extraction first (the rule that judged it may have changed only because the answer did)."""
+    """The rule that moved a verdict, read from both rules' details: issue 46's patterns (rules 4)
+    first, then issue 38's (rules 3); a changed extraction before the rule that judged it (that rule
+    may have moved only because the answer did)."""
     method, source = new["details"].get("method"), new["details"].get("source")
+    extracted, gold = new["extracted"] or "", pair["gold"]
     if old["extracted"] is None or source == "closing" or old["extracted"] != new["extracted"]:
-        return "1 extraction"
-    if method in ("unit", "case", "multiset", "form"):
-        return {"unit": "6 units", "case": "6 case", "multiset": "3 multiset", "form": "5 fixed form"}[method]
+        return "46.1 extraction" if source == "closing" else "38.1 extraction"
+    if old["details"].get("method") == "case" or method == "case":
+        return "46.3 case"
+    if method == "choice":
+        return "46.4 choice"
+    if as_latex(extracted) != extracted or as_latex(gold) != gold:
+        return "46.2 notation" if "np." not in gold else "46.4 code gold"
+    if "%" in gold or "%" in extracted:
+        return "46.4 percent"
+    if "\\in" in extracted:
+        return "46.4 parameter"
+    if "=" in extracted:
+        return "46.4 assignment"
+    if method in ("unit", "multiset", "form"):
+        return {"unit": "38.6 units", "multiset": "38.3 multiset", "form": "38.5 fixed form"}[method]
     if old["details"].get("method") == "decimal" and new["value"] < old["value"]:
-        return "2 exact rounding"
-    if "_" in (new["extracted"] or ""):
-        return "4 subscripts"
+        return "38.2 exact rounding"
+    if "_" in extracted:
+        return "38.4 subscripts"
     return "other"
 
 
@@ -256,10 +343,15 @@ def main() -> int:
     parser.add_argument("--against", required=True, help="the commit whose rules are compared")
     parser.add_argument("--out", type=Path, default=Path("differential"))
     parser.add_argument("--limit", type=int, default=None, help="items per benchmark (a quick look)")
+    parser.add_argument(
+        "--old-questions",
+        action="store_true",
+        help="give the older rules the questions too (rules 3 or later)",
+    )
     args = parser.parse_args()
     found = pairs(args.data_dir, args.limit)
     print(f"{len(found)} pairs", flush=True)
-    old, new = old_scores(found, args.against), new_scores(found)
+    old, new = old_scores(found, args.against, args.old_questions), new_scores(found)
     changed = []
     for pair, before, after in zip(found, old, new, strict=True):
         if before["value"] != after["value"]:

@@ -136,7 +136,7 @@ _WORK_START = re.compile(  # "So we get ...", "First, ...", "Step 1: ...", "Let'
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*])")
 _MODULUS = r"(?:\s*(?:\(\s*(?:\\text\s*\{\s*)?mod\s*\}?\s*\d+\s*\)|\\pmod\s*\{\s*\d+\s*\}))?"
 _BOLD_END = re.compile(  # "= **194**", "is **6 km**", and a residue "≡ **333** (mod 1000)"
-    r"(?:^|=|\bis|\bare|:|(?P<congruence>≡|\\equiv))\s*(?:\*\*(?P<bold>[^*\n]+?)\*\*|\\textbf\s*\{(?P<tex>[^{}]*)\})"
+    r"(?:^|=|\bis|\bare|:|(?P<congruence>(?:≡|\\equiv)\s*\$?))\s*(?:\*\*(?P<bold>[^*\n]+?)\*\*|\\textbf\s*\{(?P<tex>[^{}]*)\})"
     rf"(?(congruence){_MODULUS})\s*\.?\s*$"
 )
 _CONVERTED = re.compile(  # "Converting to electron-volts, we get E = 2.48e-19 J = 1.55 eV."
@@ -239,7 +239,7 @@ def _converted_value(sentence: str) -> str | None:
     if match is None:
         return None
     last = _CHAIN_LINK.split(match.group("chain").replace("$", ""))[-1].strip()
-    return _stated(_VALUE_AND_WORDS.fullmatch(last)) if last else None
+    return (_stated(_VALUE_AND_WORDS.fullmatch(last)) or _value(last)) if last else None
 
 
 def _simplified_display(line: str, question: str | None) -> str | None:
