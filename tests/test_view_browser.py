@@ -7,6 +7,7 @@ HARNESS_VIEW_SCREENSHOTS=DIR saves each page's screenshot in DIR (the README's c
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
@@ -264,3 +265,32 @@ def test_a_bundle_of_many_evaluations_offers_only_the_comparisons_it_holds(page,
     expect(button).to_be_enabled()  # neighbours
     button.click()
     page.wait_for_selector("#verdict")
+
+
+def test_a_step_with_a_300000_number_trace_draws_without_overflowing_the_stack(page, tmp_path):
+    """Math.min(...values) passes every value as an argument: a few hundred thousand overflow the stack."""
+    out = tmp_path / "train"
+    out.mkdir()
+    (out / "train.json").write_text(json.dumps({"hash": "0", "config": {"method": "spae", "max_steps": 1}}))
+    (out / "metrics.jsonl").write_text(json.dumps({"step": 1, "reward": 0.5}) + "\n")
+    trace = [round((i % 997) / 997 - (i == 123_456) * 5, 4) for i in range(300_000)]  # one deep low
+    nested: dict = {"leaf": 1}
+    for _ in range(40):  # mappings in mappings, past what is drawn as tables
+        nested = {"inner": nested}
+    record = {"step": 1, "id": "big", "answer": "7", "samples": [{"text": "x", "phi": trace}], "meta": nested}
+    (out / "samples.jsonl").write_text(json.dumps(record) + "\n")
+    server = make_server(Site([out]), port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        page.goto(url(server) + "#/run/0/step/1")
+        page.wait_for_selector(".record svg.spark", timeout=60_000)
+        assert page.errors == []
+        assert "300000 values" in page.locator(".record").inner_text()
+        title = page.locator(".record svg.spark title").text_content()
+        assert title == f"min {min(trace)}, max {max(trace)} (300000 points along the trace)"
+        points = page.locator(".record svg.spark polyline").get_attribute("points").split()
+        assert len(points) <= 640 and any(p.endswith(",44") for p in points)  # thinned; the low is kept
+        assert '"leaf": 1' in page.locator(".record pre.hv-text").inner_text()
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -6,6 +6,8 @@
   const MODE = window.HARNESS_MODE || "server";
   const PAGE = 50; // items per page
   const LONG = 20000; // characters above which math in a text is rendered on request only
+  const MAX_LISTED = 5000; // values of a number series written out under its sparkline
+  const MAX_NEST = 8; // mappings inside mappings drawn as tables; deeper ones as JSON text
   const FLAG_NAMES = { 1: "correct", 2: "wrong", 4: "truncated", 8: "unextracted", 16: "error", 32: "unscored" };
   const FILTERS = [["all", 0], ["correct", 1], ["wrong", 2], ["truncated", 4], ["no answer", 8],
     ["scorer error", 16]];
@@ -426,7 +428,8 @@
     const charts = el("div", { class: "charts", id: "charts" });
     const shown = new Set(t.shown);
     function drawCharts() {
-      charts.replaceChildren(...[...shown].filter((k) => curves[k]).map((k) => lineChart(k, curves[k])));
+      charts.replaceChildren();
+      append(charts, [...shown].filter((k) => curves[k]).map((k) => lineChart(k, curves[k])));
     }
     const picker = el("details", {}, el("summary", {}, "metrics (" + t.keys.length + ")"), el("div", { class: "keys" },
       t.keys.map((k) => el("label", { style: "display:block" }, el("input", { type: "checkbox", checked: shown.has(k) ? "" : null,
@@ -472,7 +475,7 @@
     add("text", { x: L, y: 14, class: "title" }, title);
     if (!points.length) { add("text", { x: L, y: H / 2 }, "not logged"); return svg; }
     const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
-    let [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+    let [x0, x1] = extent(xs), [y0, y1] = extent(ys);
     if (x0 === x1) { x0 -= 1; x1 += 1; }
     if (y0 === y1) { y0 -= 1; y1 += 1; }
     const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R), sy = (y) => H - B - ((y - y0) / (y1 - y0)) * (H - T - B);
@@ -512,11 +515,13 @@
   }
 
   // A samples.jsonl record, whatever the method: texts as text blocks, number series as sparklines.
-  function recordView(record) {
-    const rows = Object.entries(record).filter(([k]) => k !== "step").map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, field(k, v, 0))));
+  // Deep nesting is shown as JSON text, so no record can recurse the page off its stack.
+  function recordView(record, nest) {
+    if (nest > MAX_NEST) return el("pre", { class: "hv-text" }, jsonText(record));
+    const rows = Object.entries(record).filter(([k]) => k !== "step").map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, field(k, v, 0, nest || 0))));
     return el("table", { class: "kv" }, el("tbody", {}, rows));
   }
-  function field(key, v, depth) {
+  function field(key, v, depth, nest) {
     if (typeof v === "string") {
       if (depth > 0 || v.length > 80 || v.includes("\n")) return textBlock(v);
       const span = el("span", { class: "hv-text" }, v);
@@ -525,26 +530,49 @@
     }
     if (Array.isArray(v)) {
       if (v.length > 3 && v.every((x) => typeof x === "number")) {
-        return el("div", {}, sparkline(v), el("details", {}, el("summary", {}, v.length + " values"), el("code", { class: "hv-text" }, v.join(", "))));
+        const listed = v.length > MAX_LISTED ? v.slice(0, MAX_LISTED).join(", ") + ", … (first " + MAX_LISTED + ")" : v.join(", ");
+        return el("div", {}, sparkline(v), el("details", {}, el("summary", {}, v.length + " values"), el("code", { class: "hv-text" }, listed)));
       }
       if (v.every((x) => x === null || (typeof x !== "object" && typeof x !== "string"))) {
         return el("code", { class: "hv-text" }, JSON.stringify(v));
       }
-      if (depth > 3) return el("pre", { class: "hv-text" }, JSON.stringify(v, null, 1));
+      if (depth > 3) return el("pre", { class: "hv-text" }, jsonText(v));
       return el("ol", { start: 0 }, v.map((x) => el("li", {}, x !== null && typeof x === "object" && !Array.isArray(x)
-        ? recordView(x) : field(key, x, depth + 1))));
+        ? recordView(x, nest + 1) : field(key, x, depth + 1, nest + 1))));
     }
-    if (v !== null && typeof v === "object") return depth > 3 ? el("pre", { class: "hv-text" }, JSON.stringify(v, null, 1)) : recordView(v);
+    if (v !== null && typeof v === "object") return depth > 3 ? el("pre", { class: "hv-text" }, jsonText(v)) : recordView(v, nest + 1);
     return value(v);
+  }
+  // The smallest and largest of any number of values, in a loop: Math.min(...values) passes each value as
+  // an argument, and a few hundred thousand of them overflow the browser's stack.
+  function extent(values) {
+    let lo = Infinity, hi = -Infinity;
+    for (const x of values) { if (x < lo) lo = x; if (x > hi) hi = x; }
+    return [lo, hi];
+  }
+  // At most `width` points that keep each stretch's extremes, so a long trace draws as fast as a short one.
+  function thinned(values, width) {
+    if (values.length <= 2 * width) return values.map((y, i) => [i, y]);
+    const points = [], per = values.length / width;
+    for (let b = 0; b < width; b++) {
+      const from = Math.floor(b * per), to = Math.floor((b + 1) * per);
+      let lo = from, hi = from;
+      for (let i = from; i < to; i++) { if (values[i] < values[lo]) lo = i; if (values[i] > values[hi]) hi = i; }
+      points.push([Math.min(lo, hi), values[Math.min(lo, hi)]], [Math.max(lo, hi), values[Math.max(lo, hi)]]);
+    }
+    return points;
+  }
+  function jsonText(v) {
+    try { return JSON.stringify(v, null, 1); } catch (e) { return "(too deeply nested to show)"; }
   }
   function sparkline(values) {
     const W = 320, H = 48;
-    const lo = Math.min(...values), hi = Math.max(...values), span = hi - lo || 1;
+    const [lo, hi] = extent(values), span = hi - lo || 1, last = Math.max(1, values.length - 1);
     const ns = "http://www.w3.org/2000/svg";
     const svg = document.createElementNS(ns, "svg");
     svg.setAttribute("width", W); svg.setAttribute("height", H); svg.setAttribute("class", "spark");
     const line = document.createElementNS(ns, "polyline");
-    line.setAttribute("points", values.map((y, i) => (4 + (i / Math.max(1, values.length - 1)) * (W - 8)) + "," + (H - 4 - ((y - lo) / span) * (H - 8))).join(" "));
+    line.setAttribute("points", thinned(values, W).map(([i, y]) => (4 + (i / last) * (W - 8)) + "," + (H - 4 - ((y - lo) / span) * (H - 8))).join(" "));
     line.setAttribute("fill", "none"); line.setAttribute("stroke", "#8250df");
     svg.appendChild(line);
     const label = document.createElementNS(ns, "title");
