@@ -158,3 +158,15 @@ def test_model_args_are_typed_and_code_keys_point_at_the_flag():
     ]:  # fmt: skip
         with pytest.raises(HarnessError, match=message):
             parse_model_args(refused)
+
+
+@settings(max_examples=40, deadline=None)
+@given(key=CODE_KEY, path=st.lists(st.integers(0, 2), max_size=3))
+def test_a_judge_never_runs_a_models_code_whatever_its_settings_say(key, path):
+    """A rescore builds the judge from run.json's settings: a handed run folder cannot opt in either."""
+    from harness.scoring.judge import JudgeConfig
+
+    buried, _ = bury({"model": "judge", "base_url": "http://127.0.0.1:9/v1"}, key, True, path)
+    with pytest.raises(HarnessError, match="a judge never runs a model's own code"):
+        JudgeConfig.from_settings(buried)
+    assert JudgeConfig.from_settings({"model": "judge"}).engine.trust_remote_code is False

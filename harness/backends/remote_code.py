@@ -60,13 +60,16 @@ def code_settings(value: Any, path: str = "") -> Iterator[str]:
             stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(node))
 
 
-def refuse_code_settings(value: Any, source: str, path: str = "") -> None:
+def refuse_code_settings(
+    value: Any,
+    source: str,
+    instead: str = f"a config cannot allow that: pass {FLAG} on the command line instead",
+) -> None:
     """Refuse `value` (read from `source`: "config file x.yaml", "--set") if it holds a code setting."""
-    found = sorted(set(code_settings(value, path)))
+    found = sorted(set(code_settings(value)))
     if found:
         raise HarnessError(
-            f"{source}: {', '.join(found)} would run code from a model folder or the Hub; "
-            f"a config cannot allow that: pass {FLAG} on the command line instead"
+            f"{source}: {', '.join(found)} would run code from a model folder or the Hub; {instead}"
         )
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from harness import HarnessError
 from harness.backends import EngineConfig, check_engine, make_backend
+from harness.backends.remote_code import refuse_code_settings
 from harness.scoring.rules import Gold, no_answer, parse_gold
 from harness.settings import check, setting
 from harness.types import Request, Score
@@ -69,7 +70,9 @@ class JudgeConfig:
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any]) -> JudgeConfig:
-        """From flat settings (model, backend, base_url, prompt...), as run.json and train configs keep."""
+        """From flat settings (model, backend, base_url, prompt...), as run.json and train configs keep.
+        A judge never runs a model's own code: settings that would (`trust_remote_code`...) are refused."""
+        refuse_code_settings(settings, "judge settings", "a judge never runs a model's own code")
         engine_keys = {f.name for f in fields(EngineConfig)}
         engine = {k: v for k, v in settings.items() if k in engine_keys}
         try:
