@@ -12,9 +12,10 @@ from harness.progress import console, progress_bar
 from harness.scoring.judge import check_judge_engine
 from harness.stages.generate import OnRecords, generate_into, record_engine
 from harness.stages.plan import plan
-from harness.stages.score import ScoreStream, score_run
+from harness.stages.score import ScoreStream, kept, score_run
 from harness.stages.shards import generate_sharded
 from harness.store import GENERATIONS, RunDir, record_key
+from harness.terminate import keeping
 from harness.types import Request
 
 
@@ -39,7 +40,7 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
     if backend is None:
         check_model(cfg.engine)  # before --out is written
     run = RunDir(out)
-    with run.locked():
+    with run.locked(), keeping(functools.partial(kept, run, len(p.requests))):
         resuming = run.start(p.run_info)
         done = {record_key(r) for r in run.records(GENERATIONS)}
         pending = [r for r in p.requests if r.key not in done]

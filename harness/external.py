@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -21,8 +22,9 @@ from harness.stages.plan import (
     scorer_name,
     scoring_config,
 )
-from harness.stages.score import score_run
+from harness.stages.score import kept, score_run
 from harness.store import GENERATIONS, RunDir
+from harness.terminate import keeping
 
 
 def _normalise(text: str) -> str:
@@ -104,7 +106,7 @@ def import_generations(
         **judge_record(judge, config),
     }
     run = RunDir(out)
-    with run.locked():
+    with run.locked(), keeping(functools.partial(kept, run)):
         run.start(run_info)
         written = {(r["item_id"], r["sample_idx"]) for r in run.records(GENERATIONS)}
         run.append(GENERATIONS, [r for key, r in records.items() if key not in written])

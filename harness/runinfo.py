@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import harness
+from harness.threads import recorded as recorded_threads
 
 TRACKED_PACKAGES = (
     "math-verify",
@@ -69,6 +70,7 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
+        "threads": recorded_threads(),  # torch's threads and their wait policy (harness.threads)
     }
     try:
         import torch

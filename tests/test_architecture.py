@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "harness.settings",
             "harness.progress",
             "harness.terminate",
+            "harness.threads",
             "harness.runinfo",
             "harness.thinking",
             "harness.threadsafe_ast",

@@ -15,6 +15,7 @@ from transformers import TrainerCallback
 from harness import HarnessError
 from harness.io.read import Unfit, loads
 from harness.io.write import append_file
+from harness.progress import duration, log_interval
 from harness.store import RESULTS, RunDir, atomic_write, read_file
 
 
@@ -74,27 +75,36 @@ class FinalCheckpointCallback(TrainerCallback):
 
 
 class StepLineCallback(TrainerCallback):
-    """Prints one line at every `every`-th step and the last, in place of TRL's metric dicts: the mean
-    reward, the share of groups with no reward spread (nothing to learn), completion length, speed."""
+    """Prints one line at every `every`-th step, the last, and any step that ends `interval` seconds or
+    more after the previous line (HARNESS_PROGRESS_SECONDS, 30 s), in place of TRL's metric dicts: the
+    mean reward, the share of groups with no reward spread (nothing to learn), completion length, speed
+    and the time left."""
 
-    def __init__(self, every: int):
+    def __init__(self, every: int, interval: float | None = None):
         self.every = every
+        self.interval = log_interval() if interval is None else interval
         self.started, self.first_step = time.monotonic(), 0
+        self.said_at = self.started
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.started, self.first_step = time.monotonic(), state.global_step
+        self.said_at = self.started
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         step = state.global_step
         if not state.is_world_process_zero or not logs or "reward" not in logs:
             return
-        if step % self.every and step < state.max_steps:
+        now = time.monotonic()
+        if step % self.every and step < state.max_steps and now - self.said_at < self.interval:
             return
-        seconds = (time.monotonic() - self.started) / max(1, step - self.first_step)
+        self.said_at = now
+        seconds = (now - self.started) / max(1, step - self.first_step)
         flat = logs.get("frac_reward_zero_std", math.nan)
+        length = logs.get("completions/mean_length", math.nan)
+        left = f", ETA {duration(seconds * (state.max_steps - step))}" if step < state.max_steps else ""
         print(
             f"step {step}/{state.max_steps}: reward {logs['reward']:.3f}, groups without spread {flat:.0%}, "
-            f"completion tokens {logs.get('completions/mean_length', math.nan):.1f}, {seconds:.1f} s/step",
+            f"completion tokens {length:.1f}, {seconds:.1f} s/step{left}",
             flush=True,
         )
 

@@ -11,6 +11,7 @@ makes any difference between what was asked and what was started an error.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from harness import HarnessError
 
@@ -52,3 +53,17 @@ def launch_line(method: str) -> str | None:
         else ""
     )
     return f"harness train {method}: 1 process{note}"
+
+
+def kept(out: str, max_steps: int, save_steps: int) -> str | None:
+    """What an interrupted `harness train` keeps, for its last line (said by the main process only:
+    None on the others): the last checkpoint saved whole, which the same command resumes from."""
+    rank, _ = launched()
+    if rank != 0:
+        return None
+    from trainers.checkpoints import processes, resume_point
+
+    last, _ = resume_point(Path(out), processes())
+    if last is None:
+        return f"{out} holds no finished checkpoint yet (one is saved every {save_steps} steps)"
+    return f"{out} keeps {Path(last).name} (step {Path(last).name.rsplit('-', 1)[1]} of {max_steps})"

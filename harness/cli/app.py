@@ -1,9 +1,11 @@
 """The typer app every command registers on, and the entry point that turns HarnessError into a message.
 
 Exit codes: 0 done; 2 a user error (a bad option, file or run folder: one line on stderr, and click's
-own usage errors); 1 only for a bug (with its traceback); 143 terminated (SIGTERM unwinds like Ctrl-C:
-engines and shards are stopped, what was written stays). `harness regress` gives 0, 1, 2 and 4 its verdicts,
-so its user errors exit 3 and a bug exits 5 with its traceback (`GateCommand`), never a verdict's code.
+own usage errors); 1 only for a bug (with its traceback); 130 interrupted (Ctrl-C) and 143 terminated
+(SIGTERM): either unwinds the command, whose engines, workers and shards are stopped, and ends it with
+one line that says what was written and stays, and that the same command resumes (`harness.terminate`).
+`harness regress` gives 0, 1, 2 and 4 its verdicts, so its user errors exit 3 and a bug exits 5 with its
+traceback (`GateCommand`), never a verdict's code.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typer.core import TyperCommand
 
 from harness import HarnessError
 from harness.progress import console
-from harness.terminate import exit_on_sigterm
+from harness.terminate import Interrupted, final_line, interrupt_on_signals
+from harness.threads import configure as configure_threads
 
 USER_ERROR, GATE_USER_ERROR, GATE_CRASH = 2, 3, 5
 
@@ -103,9 +106,15 @@ def printable(text: str) -> str:
 
 
 def main() -> None:
-    exit_on_sigterm()
+    interrupt_on_signals()
     try:
+        configure_threads()  # before anything imports torch: its OpenMP runtime reads the wait policy once
         app()
+    except Interrupted as e:
+        line = final_line()
+        if line is not None:
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
+        sys.exit(e.exit_code)
     except (HarnessError, OSError) as e:
         error = user_error(e)
         if error is None:

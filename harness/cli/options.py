@@ -131,3 +131,21 @@ def config_options(**groups: Options | JudgeOptions) -> Callable:
         return with_configs
 
     return decorate
+
+
+THREADS = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Threads torch computes with [default: HARNESS_THREADS, else OMP_NUM_THREADS, else the CPUs "
+        "this process may use, shared among its ranks; OpenMP threads sleep while they wait].",
+    ),
+]
+
+
+def use_threads(threads: int | None) -> None:
+    """`--threads N`, where given, over the count chosen at start-up (`harness.threads`)."""
+    if threads is not None:
+        from harness.threads import configure
+
+        configure(threads)

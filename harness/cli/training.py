@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from harness.cli.app import app
-from harness.cli.options import DATA_DIR, JUDGE, config_options
+from harness.cli.options import DATA_DIR, JUDGE, THREADS, config_options, use_threads
 from harness.progress import console
 from trainers.names import METHOD_NAMES
 
@@ -58,6 +59,7 @@ def train_command(
             "(accelerate launch --cpu starts one)."
         ),
     ] = None,
+    threads: THREADS = None,
     trust_remote_code: Annotated[
         bool,
         typer.Option(
@@ -67,6 +69,7 @@ def train_command(
     ] = False,
 ) -> None:
     """Train a model with a method on TRL; checkpoints land in OUT/checkpoint-N."""
+    use_threads(threads)
     import json
 
     from trainers.config import load_config, parse_set
@@ -98,7 +101,8 @@ def train_command(
 
         typer.echo(json.dumps(describe(cfg), indent=2, default=str))
         return
-    from trainers.launch import check_processes, launch_line
+    from harness.terminate import keeping
+    from trainers.launch import check_processes, kept, launch_line
     from trainers.run import end_processes, is_main_process, train
 
     check_processes(num_processes)
@@ -114,7 +118,8 @@ def train_command(
         allow_unisolated()
     # the first line: how many processes train (the main process says it), once the run's settings,
     # data and model passed their checks: a refused run prints only its error line
-    trained = train(cfg, announce=(lambda: console.print(line)) if line else None)
+    with keeping(functools.partial(kept, cfg.out, cfg.max_steps, cfg.save_steps)):
+        trained = train(cfg, announce=(lambda: console.print(line)) if line else None)
     if is_main_process():  # under accelerate or torchrun every process trains; one reports
         console.print(f"trained: {trained}")
     end_processes()

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from harness.cli.app import app
+from harness.terminate import INTERRUPTED, Interrupted
 
 
 @app.command("view")
@@ -44,7 +45,9 @@ def view_command(
     typer.echo(f"serving {len(site.entries)} run(s) at {url(server)}  (Ctrl-C stops)", nl=True)
     try:
         server.serve_forever()
-    except KeyboardInterrupt:
+    except Interrupted as e:  # how a server stops: not a command whose work was cut short
         typer.echo("stopped")
+        if e.exit_code != INTERRUPTED:  # SIGTERM: exit 143, as a shell reports it
+            raise SystemExit(e.exit_code) from None
     finally:
         server.server_close()

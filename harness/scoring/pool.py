@@ -2,6 +2,8 @@
 
 A call that exceeds its limit has its worker killed (SIGKILL) and replaced; the caller gets a
 `CallTimeout` for it. Nothing a call does can stall the pool, and `signal.alarm` is not needed.
+Workers ignore Ctrl-C and SIGTERM (`terminate.ignored_by_children`): their parent stops them, and a
+worker that printed a traceback or died first would be a crashed call.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
+
+from harness.terminate import ignored_by_children
 
 
 class CallTimeout(Exception):
@@ -38,7 +42,8 @@ class _Worker:
     def __init__(self, ctx: Any, fn: Callable[[Any], Any]):
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_serve, args=(child, fn), daemon=True)
-        self.process.start()
+        with ignored_by_children():
+            self.process.start()
         child.close()
         self.ready = False
         self.task: int | None = None

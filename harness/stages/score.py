@@ -20,7 +20,7 @@ from harness.progress import progress_bar
 from harness.scoring import Scorer, exact_golds, get_scorer, timeless, trusted_include_path
 from harness.scoring.judge import JudgeConfig
 from harness.scoring.rules import accepted_answers, gold_text
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
+from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, read_file, record_key
 from harness.types import Score
 
 SCORE_FLUSH_EVERY = 64
@@ -124,6 +124,17 @@ def score_into(
                 buffer = []
     finally:
         run.append(SCORES, buffer)
+
+
+def kept(run: RunDir, planned: int | None = None) -> str:
+    """What a run folder holds so far, in whole records, for the line that ends an interrupted command
+    (`harness.terminate`): "runs/x keeps 16/60 generations and 12 scores"."""
+    lines = {}
+    for name in (GENERATIONS, SCORES):
+        path = run.file(name)
+        lines[name] = read_file(path).count(b"\n") if path.exists() else 0
+    generations = lines[GENERATIONS] if planned is None else f"{lines[GENERATIONS]}/{planned}"
+    return f"{run.path} keeps {generations} generations and {lines[SCORES]} scores"
 
 
 def spare_cores() -> int:
