@@ -95,6 +95,10 @@ def test_another_runs_run_json_is_a_user_error_not_a_crash(tmp_path, runs):
         lambda info: info["config"].update(scorers="math"),
         lambda info: info["config"].update(scorers={}),
         lambda info: info["answers"].update({k: "gold" for k in info["answers"]}),
+        lambda info: info.update(engine="hf"),
+        lambda info: info.update(scorer_versions=["math"]),
+        lambda info: info["config"].update(benchmarks=[{"name": 1}]),
+        lambda info: info.update(datasets=5),
     ],
 )
 def test_every_wrong_shape_of_run_json_is_refused_by_regress_and_export(tmp_path, runs, damage):
@@ -130,8 +134,8 @@ def test_score_never_writes_through_a_planted_symlink(tmp_path, runs, name):
     os.symlink(outside, run / name)
     done = harness("score", str(run))
     assert one_line_error(done) == (
-        f"{run / name}: a symbolic link; a run folder's files are only read and written as regular files "
-        "(replace the link with the file it points to)"
+        f"{run / name}: a symbolic link; files from outside are read only as regular files, never through "
+        "a link (replace the link with what it points to)"
     )
     assert outside.read_text() == "precious\n"
     assert (run / name).is_symlink()

@@ -230,7 +230,7 @@ def test_bundle_refuses_a_run_folder_and_a_foreign_folder(runs, tmp_path):
         write_bundle(site, runs[0] / "view")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep")
-    with pytest.raises(HarnessError, match="not an earlier bundle"):
+    with pytest.raises(HarnessError, match="was not made by this command"):
         write_bundle(site, tmp_path / "mine")
     write_bundle(site, tmp_path / "out")
     write_bundle(site, tmp_path / "out")  # an earlier bundle is replaced
