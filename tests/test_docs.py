@@ -335,7 +335,7 @@ def test_each_method_page_has_the_table_of_every_option_with_its_default(method)
 # accelerate, lm-eval, and the scripts in scripts/ and tests/perf/
 OTHER_PROGRAMS_FLAGS = {
     "--check", "--strict", "--no-deps", "--die-with-parent", "--no-enable-chunked-prefill", "--num",
-    "--include", "--device", "--short", "--every", "--group-size", "--tasks", "--against",
+    "--include", "--device", "--short", "--every", "--group-size", "--tasks", "--against", "--old-questions",
     "--cpu", "--multi",  # accelerate launch's --cpu and --multi_cpu
 }  # fmt: skip
 
