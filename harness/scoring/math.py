@@ -10,8 +10,11 @@ integers exactly ("033" = 33, "1{,}000" = 1000); decimals exactly, or at the gol
 figures on measured benchmarks (6630.65 = 6630 on Minerva only); then math-verify, on parsed
 expressions only: an answer that does not parse is compared as a whole string, never by a prefix.
 With the question (a JSON gold), "find all" lists with repeats compare as multisets and equations
-whose form the question fixes compare as written. One-letter symbols keep their case, and an
-answer's unit must agree with the gold's or the question's.
+whose form the question fixes compare as written. One-letter symbols keep their case where the
+question gives both cases a meaning, and an answer's unit must agree with the gold's or the
+question's. Rules 4 also read Unicode and code notation (`math_symbols`), percentages, choice
+letters, families of solutions and function values (`math_forms`), and an answer line followed
+by comments (`commentary`).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ r"""Final math answers found in model text and put in a form math-verify parses 
 `final_answer` picks what a response answers: the last non-empty ``\boxed{}`` (joined with the
 boxes before it when only "and", commas or spacing separate them), else the text after the last
 explicit final-answer phrase, else the whole response when it is nothing but an expression.
-`normalise` rewrites notation that math-verify misreads: Unicode superscripts, ordinal suffixes,
-units after a number, thousands separators, e-notation and symbols in subscripts.
+`normalise` rewrites notation that math-verify misreads: Unicode superscripts and maths
+(`math_symbols.as_latex`), ordinal suffixes, units after a number, thousands separators, e-notation
+and symbols in subscripts.
 """
 
 from __future__ import annotations
