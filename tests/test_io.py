@@ -318,3 +318,19 @@ def test_a_checkpoint_of_hostile_text_is_read_or_refused_in_one_line(tmp_path_fa
             read_method_state(folder, 0)
         except HarnessError as e:
             assert str(e).startswith(str(folder)) and "\n" not in str(e), str(e)
+
+
+def test_a_training_curve_never_waits_on_a_fifo_nor_takes_a_bad_line(tmp_path):
+    from harness.report.plotdata import training_series
+
+    os.mkfifo(tmp_path / "metrics.jsonl")
+    with within(2), pytest.raises(HarnessError, match="a FIFO, not a regular file"):
+        training_series(tmp_path, "reward")
+    (tmp_path / "metrics.jsonl").unlink()
+    (tmp_path / "metrics.jsonl").write_text(
+        '{"step": 1, "reward": 0.5}\n{"step": 2, "reward": 1' + "0" * 400 + "}\n"
+    )
+    with pytest.raises(HarnessError, match="metrics.jsonl:2: not a record of a step"):
+        training_series(tmp_path, "reward")
+    (tmp_path / "metrics.jsonl").write_text('{"step": 1, "reward": 0.5}\n{"step": 2, "rew')  # torn
+    assert list(training_series(tmp_path, "reward").y) == [0.5]

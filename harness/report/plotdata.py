@@ -6,7 +6,6 @@ so a plotted pass@k at a power of two equals the run's results.json value.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Collection, Sequence
@@ -16,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from harness import HarnessError
+from harness.io.read import RECORDS_BYTES, Missing, Unfit, json_lines, read_bytes
 from harness.metrics import bootstrap_ci, k_values, pass_at_k
 from harness.stages.score import upstream_samples
 from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
@@ -213,12 +213,16 @@ def training_series(out_dir: Path, key: str) -> Curve:
     """`key` per logged step of a `harness train` folder's metrics.jsonl (steps that did not log it are
     skipped; after a resume the last line of a step counts)."""
     path = Path(out_dir) / "metrics.jsonl"
-    if not path.is_file():
-        raise HarnessError(f"{path} is missing: is {out_dir} a `harness train` output folder?")
+    try:
+        data = read_bytes(path, limit=RECORDS_BYTES)
+    except Missing:
+        raise HarnessError(f"{path} is missing: is {out_dir} a `harness train` output folder?") from None
     by_step: dict[int, float] = {}
-    for line in path.read_text().splitlines():
-        record = json.loads(line) if line.strip() else {}
-        if key in record and "step" in record:
-            by_step[int(record["step"])] = float(record[key])
+    for number, record in json_lines(data[: data.rfind(b"\n") + 1]):  # a torn last line: dropped
+        if isinstance(record, Unfit) or not isinstance(record, dict):
+            raise HarnessError(f"{path}:{number}: not a record of a step ({record})")
+        step, value = record.get("step"), record.get(key)
+        if isinstance(step, int) and isinstance(value, int | float) and not isinstance(value, bool):
+            by_step[step] = float(value)
     steps = sorted(by_step)
     return Curve(np.array(steps, dtype=float), np.array([by_step[s] for s in steps], dtype=float))
