@@ -9,7 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_PERCENT_QUESTION = re.compile(r"\bpercent(?:age)?\b|%", re.IGNORECASE)
+_PERCENT_QUESTION = re.compile(  # asks for one, not "a 20% discount" or "grew by 5 percent"
+    r"\bpercentage\b|\bwhat\s+(?:is\s+the\s+)?percent\b|\bhow\s+many\s+percent\b"
+    r"|\b(?:as|in)\s+(?:a\s+)?percent\b|\(\s*in\s+(?:\\?%|percent)\s*\)|\bin\s+\\?%",
+    re.IGNORECASE,
+)
 _PERCENT_SIGN = re.compile(r"\s*(?:\\%|%|\\text\{\s*\\?%\s*\})\s*$")
 _WRAPPED = r"(?:\\(?:text|textbf|mathrm|mathbf)\s*\{\s*)?"
 _UNWRAPPED = r"(?:\s*\})?"
@@ -30,7 +34,8 @@ _LETTER = r"(?<![\\A-Za-z]){}(?![A-Za-z])"
 
 
 def asks_for_percent(question: str | None) -> bool:
-    """Whether the question asks for a percentage ("What percent ...", "as a percentage", "in %")."""
+    """Whether the question asks for a percentage ("What percent ...", "as a percentage", "(in %)");
+    a percentage it mentions ("a 20% discount") is not a request for one."""
     return bool(question) and bool(_PERCENT_QUESTION.search(question))
 
 

@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 
 from harness.scoring.commentary import answer_part
 from harness.scoring.math import MathScorer, verify_pair
-from harness.scoring.math_forms import answer_choice, gold_choice, integer_parameter, same_parameter
+from harness.scoring.math_forms import (
+    answer_choice,
+    asks_for_percent,
+    gold_choice,
+    integer_parameter,
+    same_parameter,
+    without_percent,
+)
 from harness.scoring.math_symbols import as_latex
 from harness.scoring.math_text import final_answer, letter_case_differs, question_letters, variables
 from harness.scoring.rules import gold_text
@@ -219,6 +226,7 @@ CASES = [
     case("4 percent", r"\boxed{17.5}", "82.5%", 0.0, PASSED),
     case("4 percent", r"\boxed{0.825}", "82.5%", 0.0, PASSED),
     case("4 percent", r"\boxed{82.5}", "82.5%", 0.0),  # no question asking for a percentage
+    case("4 percent", r"\boxed{20\%}", "0.2", 1.0, "A 20% share of 50 is taken. What fraction is taken?"),
     case("4 choice", r"\boxed{\textbf{(B)}\ 3(1+r/10)^x=7}", r"\text{(B)}", 1.0, CHOICE),
     case("4 choice", r"\boxed{\textbf{(C)}\ 3(1+2r)^x=7}", r"\text{(B)}", 0.0, CHOICE),
     case("4 choice", r"\boxed{(B) \text{ or } (C)}", r"\text{(B)}", 0.0, CHOICE),
@@ -309,6 +317,15 @@ def test_letter_case_reads_the_question():
 
 
 # --- 4. forms -------------------------------------------------------------------------------
+
+
+def test_percent_questions():
+    assert asks_for_percent(PASSED) and asks_for_percent(REACTION)
+    assert asks_for_percent("What percent of 40 is 7?")
+    assert asks_for_percent("Give the yield (in %).") and asks_for_percent("Express it as a percent.")
+    assert not asks_for_percent("A 20% discount applies. What is the price?") and not asks_for_percent(None)
+    assert not asks_for_percent("It grew by 5 percent. Find $x$.")
+    assert without_percent(r"17.5\%") == without_percent("17.5 %") == "17.5"
 
 
 def test_choice_letters():
