@@ -1,7 +1,8 @@
 """Text a response adds after its answer line (math rules 4): a sign-off ("Let me know if you have
 other questions!"), an explanation section ("### Explanation" and what follows), or a paragraph of
 comment that states no value. `answer_part` gives the response without them, so that its answer
-line is the last; text that states a value, or doubts the answer, is never dropped.
+line is the last; text that states a value, doubts the answer or goes on with the work is never
+dropped.
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _MOST_DROPPED = 3
 
 
-def answer_part(text: str) -> str | None:
-    """`text` without the sign-offs, explanation section and value-free comment paragraphs after its
-    answer line (at most three pieces), or None when there are none to drop or what follows doubts
-    the answer ("Wait, ...", "but this is not ...")."""
-    paragraphs = [p for p in _PARAGRAPH_BREAK.split(text.strip()) if p.strip()]
+def answer_part(text: str) -> tuple[str, str] | None:
+    """(`text` without the sign-offs, explanation section and value-free comment paragraphs after
+    its answer line (at most three pieces), the text dropped), or None when there are none to drop
+    or what follows doubts the answer ("Wait, ...", "but this is not ...")."""
+    everything = [p for p in _PARAGRAPH_BREAK.split(text.strip()) if p.strip()]
+    paragraphs = list(everything)
     section = next(
         (i for i in range(len(paragraphs) - 1, 0, -1) if _SECTION.fullmatch(paragraphs[i].splitlines()[0])),
         None,
@@ -54,7 +56,7 @@ def answer_part(text: str) -> str | None:
         dropped += 1
     if section is None and not dropped:
         return None
-    return "\n\n".join(paragraphs)
+    return "\n\n".join(paragraphs), "\n\n".join(everything[len(paragraphs) :])
 
 
 def _is_comment(paragraph: str) -> bool:

@@ -148,7 +148,7 @@ _CONVERTED = re.compile(  # "Converting to electron-volts, we get E = 2.48e-19 J
 )
 _CHAIN_LINK = re.compile(r"=|\\approx|≈")
 _PERCENT_SUBJECT = re.compile(  # "approximately 100% of the reaction is complete after 10 minutes."
-    rf"{_HEDGE}(?P<value>[-+]?\d+(?:\.\d+)?\s*(?:\\?%|\s+percent))\s+of\s+[^%$=]+?[.!]?",
+    rf"{_HEDGE}(?P<value>[-+]?\d+(?:\.\d+)?)\s*(?:\\?%|\s+percent)\s+of\s+[^%$=]+?[.!]?",
     re.IGNORECASE,
 )
 _DISPLAY = re.compile(r"\$\$(?P<a>[^$]+)\$\$|\\\[(?P<b>.+?)\\\]")
@@ -167,9 +167,9 @@ def _closing(text: str, question: str | None = None) -> tuple[str, str] | None:
     Sign-offs, an explanation section and value-free comments after that line are passed over
     (`commentary.answer_part`), unless what they hold states another value."""
     found = _closing_line(text, question)
-    if found is None and (part := answer_part(text)) is not None:
+    if found is None and (parts := answer_part(text)) is not None:
+        part, rest = parts
         found = _closing_line(part, question)
-        rest = text.strip()[len(part) :]
         if found is not None and any(
             other not in (None, found) for line in rest.splitlines() for other in _line_values(line)
         ):
@@ -224,7 +224,7 @@ def _closing_sentence(line: str, question: str | None) -> str | None:
         return None
     rest = sentence[marker.end() :].strip()
     if asks_for_percent(question) and (share := _PERCENT_SUBJECT.fullmatch(rest)):
-        return share.group("value").replace("\\%", "%").rstrip("%") + "%"
+        return share.group("value") + "%"
     stated = _stated_value(rest)
     if stated:
         return stated

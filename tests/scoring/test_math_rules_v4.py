@@ -265,6 +265,7 @@ def test_rule_verdict(scored, index):
         (f"{WORK}Therefore, the luminosity is 15625 times that of the Sun.", None, ("closing", "15625")),
         (f"{WORK}So approximately 100% of it is complete after 10 minutes.", REACTION, ("closing", "100%")),
         (f"{WORK}So approximately 100% of it is complete after 10 minutes.", None, None),
+        (f"{WORK}So about 95 percent of it is complete after 10 minutes.", REACTION, ("closing", "95%")),
         (f"{WORK}So 50% of it and 20% of the rest are complete.", REACTION, None),
         ("Expand.\n\n$$3(5x-20)-5(x+4) = 10x-80$$", SIMPLIFY, ("closing", "10x-80")),
         ("Expand.\n\n\\[3(5x - 20) - 5(x + 4) = 10x - 80.\\]", SIMPLIFY, ("closing", "10x - 80")),
@@ -277,9 +278,13 @@ def test_final_answer_v4_shapes(text, question, expected):
 
 def test_answer_part_drops_only_value_free_comment():
     answer = "Work.\n\nSo the total is 12."
-    assert answer_part(f"{answer}\n\nLet me know if you have other questions!") == answer
-    assert answer_part(f"{answer}\n\nThis assumes no returns.\n\nHappy to help!") == answer
-    assert answer_part(f"{answer}\n\n## Explanation\n\nWe added 5 and 7.") == answer
+    sign_off = "Let me know if you have other questions!"
+    assert answer_part(f"{answer}\n\n{sign_off}") == (answer, sign_off)
+    assert answer_part(f"{answer}\n\n\n  \nThis assumes no returns.\n\nHappy to help!") == (
+        answer,
+        "This assumes no returns.\n\nHappy to help!",
+    )
+    assert answer_part(f"{answer}\n\n## Explanation\n\nWe added 5 and 7.")[0] == answer
     assert answer_part(f"{answer}\n\nThis is 5 more than before.") is None  # states a value
     assert answer_part(f"{answer}\n\nHowever, some were returned.") is None  # doubts it
     assert answer_part(f"{answer}\n\nNext we compute the cost") is None  # the work goes on
