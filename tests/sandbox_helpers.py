@@ -1,4 +1,5 @@
-"""Finding what a sandbox test left behind: marked processes and the test process's cgroups."""
+"""Finding what a sandbox test left behind (marked processes, the test process's cgroups), and turning the
+language subset's check off to test the seal alone."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 import random
 from pathlib import Path
 
-from harness.sandbox import cgroup
+from harness.sandbox import cgroup, subset
 
 
 def marker() -> str:
@@ -37,3 +38,9 @@ def own_cgroups() -> set[Path]:
     assert isinstance(cgroup._state, tuple)
     prefix = f"{os.getpid()}-"
     return {d for base in set(cgroup._state[1].values()) for d in base.iterdir() if d.name.startswith(prefix)}
+
+
+def without_subset(monkeypatch) -> None:
+    """Sealed runs skip the language subset's check (subset.py): a fault injected so that a test reaches
+    the second layer, the sealed process, with code the first layer refuses."""
+    monkeypatch.setattr(subset, "check_program", lambda code, mode="exec": None)

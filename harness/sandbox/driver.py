@@ -20,15 +20,20 @@ resource limits (hard limits, which the code it then runs cannot raise again), p
   ``HMAC-SHA256(key, "n:" + json) json`` with the job's secret key and the message's number n.
 - ``call`` (one shot, sealed): the code runs once, then either ``f`` is called on each of the job's
   ``cases`` (argument lists, by value; with ``fresh``, each in a fresh module namespace) or, with
-  ``expression``, that expression is evaluated where the code ran (``f`` removed); ONE line answers
-  (the outcomes up to the first case that raises: the later cases are not run), and the process
-  ends. Before any candidate code runs, `seal` takes this process's means to write and exit for the
-  driver alone, removes them from ``os``/``posix`` (and threads from ``_thread``), refuses the job's
-  forbidden imports, and adds an audit hook (which cannot be removed) refusing files, sockets, processes,
-  frames, ctypes and code objects; the answer is encoded by a private copy of the codec with
-  references taken before the code ran. A candidate thus cannot write, patch or end its own verdict.
+  ``expression``, that expression is evaluated where the code ran (``f`` removed). The job's code
+  has passed the harness's language subset (subset.py) before this process started. Only values
+  travel: on success ONE line, the list of the encoded values, then exit status 0; otherwise no line
+  and an exit status of exits.py (RAISED at the first case that raises, the later cases not run,
+  with "Type: message" on stderr for the reason shown; NO_FUNCTION; NOT_A_VALUE; MEMORY). Before any
+  candidate code runs, `seal` takes this process's means to write and exit for the driver alone,
+  removes them from ``os``/``posix`` (and threads from ``_thread``), refuses the job's forbidden
+  imports, and adds an audit hook (which cannot be removed) refusing files, sockets, processes,
+  frames, ctypes and code objects; the guard and the hook use only what is bound to them, and the
+  values are encoded by a private copy of the codec with references taken before the code ran.
 
-Nothing this process reports is trusted by the harness except through values it compares itself.
+In every mode a MemoryError that ends the program ends the process with the MEMORY status. Nothing
+this process reports is trusted by the harness except through values it compares itself and exit
+statuses it reads itself.
 """
 
 import builtins
@@ -40,6 +45,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from codec import CodecError, decode, encode  # noqa: E402
+from exits import MEMORY, NO_FUNCTION, NOT_A_VALUE, RAISED  # noqa: E402
 
 MB = 1 << 20
 
@@ -215,22 +221,28 @@ DENIED_EVENTS = (
     "shutil.",
     "import_module",
 )
-# frames, which reach the driver's locals; setting __code__ or __globals__ would rewrite trusted functions
-DENIED_ATTRIBUTES = {
-    "tb_frame",
-    "gi_frame",
-    "cr_frame",
-    "ag_frame",
-    "f_back",
-    "f_locals",
-    "f_globals",
-    "__code__",
-    "__globals__",
-    "__closure__",
-    "__builtins__",
-}
+# the audited attributes that lead to frames (which reach the driver's locals) or would rewrite a trusted
+# function's code; reading __globals__ or __closure__ raises no audit event, so the seal's guard and
+# hook use neither (see below)
+DENIED_ATTRIBUTES = frozenset(
+    {
+        "tb_frame",
+        "gi_frame",
+        "cr_frame",
+        "ag_frame",
+        "f_back",
+        "f_locals",
+        "f_globals",
+        "__code__",
+        "__globals__",
+        "__closure__",
+        "__builtins__",
+    }
+)
 # modules a sealed process never imports, whoever asks: the heap, raw memory, fds, processes
-DENIED_MODULES = {"gc", "ctypes", "_ctypes", "faulthandler", "_posixsubprocess", "_multiprocessing"}
+DENIED_MODULES = frozenset(
+    {"gc", "ctypes", "_ctypes", "faulthandler", "_posixsubprocess", "_multiprocessing"}
+)
 # os and posix functions that write, end, signal, duplicate or spawn
 STRIPPED = (
     "write",
@@ -297,6 +309,72 @@ STRIPPED = (
 )
 
 
+# The guard and the hook below are bound to a tuple of what they use (`types.MethodType`), so that no
+# call of theirs looks up a global, a builtin or a closure cell, which code that escaped the language
+# subset could rebind: a tuple cannot be changed, a method's bound tuple cannot be replaced, and
+# replacing a function's code is an audited event the hook refuses.
+
+
+def denied(name, names):
+    """Whether the dotted module `name` or one of its parents is in `names` (no builtin is called)."""
+    prefix = ""
+    for part in name.split("."):
+        prefix = part if not prefix else prefix + "." + part
+        if prefix in names:
+            return True
+    return False
+
+
+def guarded_import(uses, name, globals=None, locals=None, fromlist=(), level=0):
+    """builtins.__import__ once sealed: a forbidden module is refused unless a module's own code asks
+    (numpy importing os), told by the caller's globals being a loaded module's namespace."""
+    real_import, modules, banned, is_denied, isinstance_, dict_, getattr_, ImportError_ = uses
+    if level == 0:
+        library = False
+        if isinstance_(globals, dict_):
+            module = modules.get(dict_.get(globals, "__name__"))
+            library = module is not None and getattr_(module, "__dict__", None) is globals
+        asked = is_denied(name, banned)
+        for item in fromlist or ():
+            asked = asked or is_denied(name + "." + item, banned)
+        if asked and not library:
+            raise ImportError_(f"import of {name} is forbidden here")
+    return real_import(name, globals, locals, fromlist, level)
+
+
+def audit(uses, event, args):
+    """The audit hook once sealed: refuses files but reads, fds, processes, sockets, frames, ctypes, the
+    heap, code objects and the denied modules."""
+    is_denied, events, attributes, modules, type_, str_, PermissionError_, ImportError_ = uses
+    if event == "import" and is_denied(args[0], modules):
+        raise ImportError_(f"import of {args[0]} is forbidden here")
+    if event == "open" and type_(args[0]) is str_ and type_(args[1]) is str_:
+        mode = args[1]
+        if "w" not in mode and "a" not in mode and "x" not in mode and "+" not in mode:
+            return  # reading a file (an import's source): the mounts are read-only anyway
+    if event in ("os.listdir", "os.scandir", "os.putenv", "os.unsetenv"):
+        return  # what imports read to find a module; this process's own environment
+    if event.startswith(events):
+        raise PermissionError_(f"{event} is not allowed here")
+    if event in ("object.__getattr__", "object.__setattr__", "object.__delattr__") and args[1] in attributes:
+        raise PermissionError_(f"{args[1]} is not allowed here")
+
+
+class StandInFrame:
+    """What `sys._getframe` returns once sealed. Libraries ask it for their caller's module name
+    (collections.namedtuple, typing.TypeVar); a real frame would lead, through ``f_back``, to the
+    driver's own. The real function stays refused by the audit hook wherever a library kept it."""
+
+    f_globals = {"__name__": "solution"}
+    f_locals = {}
+    f_back = None
+    f_lineno = 0
+
+
+def stand_in_getframe(depth=0):
+    return StandInFrame
+
+
 def seal(forbidden):
     """Keep this process's write and exit for the driver, and take them (and the other ways out) from
     the code about to run. Returns (write, exit, encode, decode) for the driver alone."""
@@ -304,6 +382,7 @@ def seal(forbidden):
     import _thread
     import math
     import posix
+    import types
 
     write, end = posix.write, posix._exit
     codec_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "codec.py")
@@ -328,55 +407,24 @@ def seal(forbidden):
         for name in names:
             if module is not None and hasattr(module, name):
                 setattr(module, name, no_threads)
-    banned = set(forbidden) | DENIED_MODULES
-    real_import, modules = builtins.__import__, sys.modules
-
-    def denied(name, names=banned):
-        parts = name.split(".")
-        return any(".".join(parts[:k]) in names for k in range(1, len(parts) + 1))
-
-    def from_library(globals):
-        """Whether an import comes from a module's own code (numpy importing os), not the candidate's."""
-        module = modules.get(globals.get("__name__")) if isinstance(globals, dict) else None
-        return module is not None and getattr(module, "__dict__", None) is globals
-
-    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-        asked = [name, *(f"{name}.{item}" for item in fromlist or ())]
-        if level == 0 and not from_library(globals) and any(denied(n) for n in asked):
-            raise ImportError(f"import of {name} is forbidden here")
-        return real_import(name, globals, locals, fromlist, level)
-
-    def hook(event, args):
-        if event == "import" and denied(args[0], DENIED_MODULES):
-            raise ImportError(f"import of {args[0]} is forbidden here")
-        if event == "open" and isinstance(args[0], str) and not set(str(args[1] or "w")) & set("wax+"):
-            return  # reading a file (an import's source): the mounts are read-only anyway
-        if event in ("os.listdir", "os.scandir", "os.putenv", "os.unsetenv"):
-            return  # what imports read to find a module; this process's own environment
-        if event.startswith(DENIED_EVENTS):
-            raise PermissionError(f"{event} is not allowed here")
-        if event in ("object.__getattr__", "object.__setattr__", "object.__delattr__") and (
-            args[1] in DENIED_ATTRIBUTES
-        ):
-            raise PermissionError(f"{args[1]} is not allowed here")
-
-    builtins.__import__ = guarded_import
-    sys.addaudithook(hook)
+    sys._getframe = stand_in_getframe
+    banned = frozenset(forbidden) | DENIED_MODULES
+    guard_uses = (builtins.__import__, sys.modules, banned, denied, isinstance, dict, getattr, ImportError)
+    hook_uses = (denied, DENIED_EVENTS, DENIED_ATTRIBUTES, DENIED_MODULES, type, str)
+    hook_uses += (PermissionError, ImportError)
+    builtins.__import__ = types.MethodType(guarded_import, guard_uses)
+    sys.addaudithook(types.MethodType(audit, hook_uses))
     return write, end, private["encode"], private["decode"]
 
 
 def sealed_call(job, fd):
-    """The ``call`` mode: run the code, answer one line, end (see the module docstring). After `seal`,
+    """The ``call`` mode: run the code, send its values, end (see the module docstring). After `seal`,
     this function looks up no global or builtin name: candidate code may have replaced any of them."""
     cases, expression, code = job.get("cases", []), job.get("expression"), job["code"]
     fresh = job.get("fresh")
-    for name in job.get("preload", []):  # a library whose import needs what the seal takes (numpy: frames)
-        try:
-            __import__(name)
-        except ImportError:
-            pass
+    raised_, no_function, not_a_value, memory = RAISED, NO_FUNCTION, NOT_A_VALUE, MEMORY
     write, end, encode_value, decode_value = seal(job.get("forbidden", []))
-    text, str_, type_, range_, len_, callable_, exec_, compile_, eval_, builtins_, BaseException_ = (
+    text, str_, type_, range_, len_, callable_, exec_, compile_, eval_, builtins_ = (
         repr,
         str,
         type,
@@ -387,46 +435,53 @@ def sealed_call(job, fd):
         compile,
         eval,
         builtins,
-        BaseException,
     )
+    BaseException_, MemoryError_ = BaseException, MemoryError
 
-    def raised(error):  # plain str values: a candidate's str subclass could forge its repr
+    def fail(error):
+        """End as the error says: MEMORY for a MemoryError, else RAISED with "Type: message" on stderr
+        (shown as the reason; the ending is the exit status). Plain str values: a candidate's str
+        subclass could forge its text."""
+        if type_(error) is MemoryError_:
+            end(memory)
         try:
-            return ["raise", str_.__str__(type_(error).__name__)[:200], str_.__str__(str_(error))[:2000]]
+            line = str_.__str__(type_(error).__name__)[:200] + ": " + str_.__str__(str_(error))[:2000]
+            write(2, str_.encode(str_.replace(line, "\n", " ") + "\n", "utf-8", "replace"))
         except BaseException_:
-            return ["raise", "Exception", "an exception that cannot be named"]
+            pass
+        end(raised_)
 
     def load():
         namespace = {"__name__": "solution", "__builtins__": builtins_}
         exec_(compile_(code, "<solution>", "exec"), namespace)
         return namespace
 
+    def encoded(value):
+        try:
+            return encode_value(value)
+        except BaseException_ as e:  # a CodecError, or a conversion the candidate broke
+            end(memory if type_(e) is MemoryError_ else not_a_value)
+
+    values = []
     try:
         namespace = load()
         if expression is not None:
             namespace.pop("f", None)
-            value = eval_(compile_(expression, "<input>", "eval"), namespace)
-            answer = {"results": [["ok", encode_value(value)]]}
+            values.append(encoded(eval_(compile_(expression, "<input>", "eval"), namespace)))
         elif not callable_(namespace.get("f")):
-            answer = {"missing": "f"}
+            end(no_function)
         else:
-            results = []
             for n in range_(len_(cases)):
                 if n and fresh:
                     namespace = load()
-                try:
-                    args, kwargs = decode_value(cases[n])  # fresh values: a call may mutate its own
-                    results.append(["ok", encode_value(namespace["f"](*args, **kwargs))])
-                except BaseException_ as e:  # the candidate's, SystemExit too
-                    results.append(raised(e))
-                    break  # a raise decides every use of the run: the later cases would only cost time
-            answer = {"results": results}
-    except BaseException_ as e:
-        answer = {"results": [raised(e)]}
+                args, kwargs = decode_value(cases[n])  # fresh values: a call may mutate its own
+                values.append(encoded(namespace["f"](*args, **kwargs)))
+    except BaseException_ as e:  # the candidate's, SystemExit too: the first raise ends the run
+        fail(e)
     try:
-        line = text(answer).encode() + b"\n"
-    except BaseException_:  # a value whose conversion the candidate broke
-        end(3)
+        line = str_.encode(text(values)) + b"\n"
+    except BaseException_:
+        end(not_a_value)
     while line:
         line = line[write(fd, line) :]
     end(0)
@@ -444,14 +499,18 @@ def main():
     if job.get("packages"):
         sys.path.append(job["packages"])
     sys.setrecursionlimit(max(sys.getrecursionlimit(), job.get("recursion_limit", 10000)))
-    if job["mode"] == "program":
-        requests.close()
-        replies.close()
-        run_program(job["code"], job.get("exit_ends", False))
-    elif job["mode"] == "serve":
-        serve(job["code"], requests, replies)
-    else:
-        check(job, requests, replies)
+    try:
+        if job["mode"] == "program":
+            requests.close()
+            replies.close()
+            run_program(job["code"], job.get("exit_ends", False))
+        elif job["mode"] == "serve":
+            serve(job["code"], requests, replies)
+        else:
+            check(job, requests, replies)
+    except MemoryError:  # the rlimit: the harness reads the status, not this process's text
+        sys.stderr.write("MemoryError\n")
+        raise SystemExit(MEMORY) from None
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 - `run_program`: a whole program on a given stdin; the harness compares its stdout.
 - `Served`: the code loaded once in a sandbox, then called with arguments; the harness compares
   the returned values (which come back by value: see codec.py).
-- `run_sealed`: code run once, sealed (driver.py's ``call`` mode): it cannot reach the channel that
-  carries its answer, which the harness reads only after the process ended normally.
+- `run_sealed`: code in the language subset (subset.py) run once, sealed (driver.py's ``call`` mode):
+  only its values come back, read after the process ended with status 0; whether it raised, ran out
+  of time or memory is read from the exit status and the harness's own limits (`Sealed`).
 - `run_tests`: trusted test code that holds the expected values, in a second sandbox, calling the
   candidate across the wall through the harness; the candidate never sees the test code, and the
   verdict counts only when signed with a secret that only the test process gets (`Proc`'s key).
@@ -17,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.sandbox import exits, subset
 from harness.sandbox.codec import CodecError, decode, encode
 from harness.sandbox.limits import Limits
 from harness.sandbox.process import Ended, Exit, Proc
@@ -65,21 +67,62 @@ class CallFailed(Exception):
         self.verdict = verdict
 
 
-def run_sealed(job: dict, limits: Limits) -> dict:
-    """A one-shot ``call`` job (driver.py): the code runs sealed, and its single reply is read here once
-    the process has ended with exit code 0. No reply, a second line, or another ending is CallFailed."""
+ENDINGS = ("ok", "refused", "raised", "no function", "not a value", "timeout", "memory", "error")
+_BY_EXIT_STATUS = {exits.RAISED: "raised", exits.NO_FUNCTION: "no function", exits.NOT_A_VALUE: "not a value"}
+
+
+@dataclass(frozen=True)
+class Sealed:
+    """How a sealed run ended, decided here: `ending` (one of ENDINGS) from the language subset, the
+    exit status and this process's own limits; `values` only when "ok". `reason`: why it was refused,
+    the limit or crash, or for "raised" the program's own "Type: message" (shown, never acted on)."""
+
+    ending: str
+    values: tuple = ()
+    reason: str = ""
+
+
+def run_sealed(job: dict, limits: Limits) -> Sealed:
+    """A one-shot ``call`` job (driver.py): `job["code"]` (and `job["expression"]`, if any) must keep to
+    the language subset (subset.py), checked before any process starts; then the code runs sealed, and
+    its single line of values is read here once the process has ended with exit status 0. The values
+    are decoded with the codec's depth limit from a reply no larger than `limits.output_mb`."""
+    expression = job.get("expression")
+    refused = subset.check_program(job["code"]) or (
+        subset.check_program(expression, "eval") if expression is not None else None
+    )
+    if refused:
+        return Sealed("refused", reason=refused)
     proc = Proc({**job, "mode": "call"}, limits)
     ended = proc.wait(time.monotonic() + limits.wall)
+    if ended.status in ("timeout", "memory"):
+        return Sealed(ended.status, reason=ended.reason)
+    if proc.failure is None and ended.returncode in _BY_EXIT_STATUS:
+        shown = ended.stderr.strip().splitlines()[-1:] or [""]
+        return Sealed(_BY_EXIT_STATUS[ended.returncode], reason=shown[0][:500])
     if ended.status != "ok":
-        raise CallFailed(failed(ended, "the sealed process ended without a reply"))
-    line, newline, rest = proc.received.partition(b"\n")
+        return Sealed("error", reason=ended.reason or "the sealed process ended without values")
+    values = reply_values(proc.received, 1 if expression is not None else len(job.get("cases", [])))
+    if values is None:
+        return Sealed("error", reason="the sealed process's reply was not one line of values")
+    return Sealed("ok", values)
+
+
+def reply_values(received: bytes, expected: int) -> tuple | None:
+    """The `expected` values of a sealed reply, or None: exactly one line, the driver's own `repr` of a
+    list of encoded values, to the byte (text written before it, such as ``[42] #``, changes the line
+    and is refused), decoded with the codec's depth limit."""
+    line, newline, rest = received.partition(b"\n")
+    if not newline or rest:
+        return None
     try:
-        reply = literal_eval(line.decode("utf-8")) if newline and not rest else None
-    except (ValueError, SyntaxError, RecursionError, MemoryError):
-        reply = None
-    if not isinstance(reply, dict):
-        raise CallFailed(Verdict("error", "the sealed process's reply was not one line of values"))
-    return reply
+        text = line.decode("utf-8")
+        encoded = literal_eval(text)
+        if type(encoded) is not list or len(encoded) != expected or repr(encoded) != text:
+            return None
+        return tuple(decode(value) for value in encoded)
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):  # CodecError is a ValueError
+        return None
 
 
 class Served:

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.sandbox import cgroup, isolation
+from harness.sandbox import cgroup, exits, isolation
 from harness.sandbox.limits import Limits
 
 
@@ -33,7 +33,9 @@ class Ended(Exception):
 
 @dataclass(frozen=True)
 class Exit:
-    """How a process ended. `status`: ok, timeout, memory or error."""
+    """How a process ended. `status`: ok, timeout, memory or error, from the exit status and the harness's
+    own accounting (its wall clock, the cgroup's OOM count, the rlimits' signals and the driver's
+    MEMORY status); `stderr` is only ever shown, never read for a status."""
 
     status: str
     reason: str
@@ -280,7 +282,7 @@ class Proc:
         seconds = time.monotonic() - self.started
         if self.failure is not None:
             status, reason = self.failure
-        elif memory or "MemoryError" in stderr:
+        elif memory or code == exits.MEMORY:  # the cgroup's count, or the driver's status: never the text
             status, reason = "memory", f"memory limit of {self.limits.memory_mb} MB"
         elif code in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU, 128 + signal.SIGKILL):
             status, reason = "timeout", f"killed by a signal (CPU time limit of {self.limits.cpu:g}s)"

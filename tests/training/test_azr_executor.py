@@ -14,7 +14,7 @@ import textwrap
 import time
 
 import pytest
-from sandbox_helpers import own_cgroups, survivors
+from sandbox_helpers import own_cgroups, survivors, without_subset
 
 from harness.sandbox import Limits, Served, isolated
 from trainers.methods.azr import executor
@@ -271,15 +271,20 @@ def test_output_floods_are_invalid():
 
 
 @sandboxed
-def test_reading_host_secrets_is_invalid():
-    run = validate("def f():\n    return open('/etc/passwd').read()", "", FAST)
+def test_reading_host_secrets_is_invalid(monkeypatch):
+    code = "def f():\n    return open('/etc/passwd').read()"
+    assert validate(code, "", FAST).reason == "outside the subset: open is not allowed"
+    without_subset(monkeypatch)  # the sandbox has no /etc
+    run = validate(code, "", FAST)
     assert run.reason.startswith("raised FileNotFoundError") and "root:" not in run.reason
 
 
 @sandboxed
-def test_writing_outside_is_invalid_and_nothing_reaches_the_host(tmp_path):
+def test_writing_outside_is_invalid_and_nothing_reaches_the_host(tmp_path, monkeypatch):
     target = tmp_path / "escaped.txt"
     code = f"def f():\n    with open({str(target)!r}, 'w') as out:\n        out.write('x')\n    return 1"
+    assert validate(code, "", FAST).reason == "outside the subset: open is not allowed"
+    without_subset(monkeypatch)  # the seal refuses it too
     assert validate(code, "", FAST).reason == "raised PermissionError: open is not allowed here"
     assert not target.exists()
     # a sealed run opens no file to write, even in the sandbox's own private /tmp: a path such as
@@ -290,7 +295,7 @@ def test_writing_outside_is_invalid_and_nothing_reaches_the_host(tmp_path):
 
 
 @sandboxed
-def test_fork_bomb_is_invalid_and_leaves_nothing(mark):
+def test_fork_bomb_is_invalid_and_leaves_nothing(mark, monkeypatch):
     assert validate("import os\ndef f():\n    while True:\n        os.fork()", "", FAST).reason == (
         "forbidden import os"
     )
@@ -309,6 +314,8 @@ def test_fork_bomb_is_invalid_and_leaves_nothing(mark):
             o.execv('/bin/sleep', ['sleep', '{mark}'])
         """
     )
+    assert validate(code, "", FAST).reason == "outside the subset: getattr is not allowed"
+    without_subset(monkeypatch)
     before = own_cgroups()
     started = time.monotonic()
     # the forbidden import is refused at run time too; with no forbidden names, os has no fork left
@@ -385,9 +392,11 @@ def test_abduction_accepts_any_input_with_the_gold_output():
 
 
 @sandboxed
-def test_abduction_answer_cannot_patch_the_program():
+def test_abduction_answer_cannot_patch_the_program(monkeypatch):
     code = "def f(x):\n    return x % 3"
     patch = "(setattr(f, '__code__', (lambda x: 2).__code__), 5)[1]"
+    assert check_abduction(code, patch, 0, FAST).reason == "outside the subset: setattr is not allowed"
+    without_subset(monkeypatch)  # past the subset: the input is evaluated where the program has no f
     verdict = check_abduction(code, patch, 0, FAST)
     assert not verdict.passed and verdict.reason.startswith("raised NameError")
     assert check_abduction(code, "6", 0, FAST).passed
@@ -478,7 +487,8 @@ def test_batches_mix_kinds_and_keep_order():
 
 
 @sandboxed
-def test_batch_runs_sandboxes_concurrently():
+def test_batch_runs_sandboxes_concurrently(monkeypatch):
+    without_subset(monkeypatch)  # a queue blocks without using the CPU; the subset has no such thing
     hanging = [(f"import queue\ndef f():\n    return queue.Queue().get() + {n}", "") for n in range(4)]
     started = time.monotonic()
     runs = Executor(FAST, cache=False, workers=4).validate_many(hanging)

@@ -1,11 +1,20 @@
-"""Forged verdicts in Absolute Zero's executor (issue 37, point 2): proposals that raise, are not
+"""Forged verdicts in Absolute Zero's executor (issues 37 and 44): proposals that raise, are not
 deterministic or detect the validation, and try to report a verdict of their choosing through the
-channel, the driver's modules, the builtins or an early exit. Every one must be INVALID, and an
-abduction answer is checked in the same sealed environment as the proposal was validated in."""
+channel, the driver's modules, the builtins, the seal's own guard and hook, or an early exit. Every
+one is refused by the language subset with a reason (the first layer) and, with that check turned
+off, is still INVALID in the sealed process (the second layer); an abduction answer is checked in
+the same sealed environment as the proposal was validated in."""
 
 import pytest
+from sandbox_helpers import without_subset
 
-from trainers.methods.azr.executor import check_abduction, check_deduction, check_induction, validate
+from trainers.methods.azr.executor import (
+    OUTSIDE,
+    check_abduction,
+    check_deduction,
+    check_induction,
+    validate,
+)
 
 FIND = (
     "    def find(name):\n"
@@ -15,7 +24,27 @@ FIND = (
     "                if isinstance(g, dict) and name in g:\n"
     "                    return g[name]\n"
 )
-REPLY = "{'results': [['ok', 42], ['ok', 42]]}\\n"
+REPLY = "[42, 42]\\n"  # two calls' values, as the sealed driver sends them
+# after undoing part of the seal: reach the driver's write and exit through a traceback's frames, or
+# open the reply descriptor and write the start of a line; raises if neither works
+ESCAPE = (
+    "    try:\n"
+    "        try:\n            raise ValueError('x')\n        except ValueError as e:\n"
+    "            frame = e.__traceback__.tb_frame\n"
+    "        while frame is not None:\n"
+    "            names = frame.f_locals\n"
+    "            if 'write' in names and 'end' in names:\n"
+    "                for fd in range(3, 30):\n"
+    "                    try: names['write'](fd, b\"[42, 42]\\n\")\n"
+    "                    except Exception: pass\n"
+    "                names['end'](0)\n"
+    "            frame = frame.f_back\n"
+    "    except Exception:\n        pass\n"
+    "    for fd in range(3, 30):\n"  # a comment swallows the driver's own line that follows
+    "        try: open(fd, 'w', closefd=False).write('[42, 42] #')\n"
+    "        except Exception: pass\n"
+    "    raise ValueError('the real outcome')\n"
+)
 
 # each raises, or is not deterministic, unless its forgery works
 FORGERIES = {
@@ -139,14 +168,87 @@ FORGERIES = {
         "    raise ValueError('the real outcome')\n"
     ),
     "state across calls": ("    global n\n    n = globals().get('n', 0) + 1\n    return n\n"),
+    # issue 44: the seal's own guard and hook undone from inside, then the escape
+    "a driver global the hook reads rebound": FIND
+    + (
+        "    main = find('sys').modules['__main__']\n"
+        "    main.DENIED_EVENTS = ('nothing',)\n    main.DENIED_ATTRIBUTES = set()\n"
+    )
+    + ESCAPE,
+    "a set the hook reads cleared": FIND
+    + (
+        "    main = find('sys').modules['__main__']\n"
+        "    for name in ('DENIED_ATTRIBUTES', 'DENIED_MODULES'):\n"
+        "        try: getattr(main, name).clear()\n"
+        "        except Exception: pass\n"
+        "    imp = find('sys').modules['builtins'].__import__\n"
+        "    for cell in getattr(imp, '__closure__', None) or ():\n"
+        "        try: cell.cell_contents.clear()\n"
+        "        except Exception: pass\n"
+    )
+    + ESCAPE,
+    "the builtins the hook calls replaced": FIND
+    + (
+        "    b = find('sys').modules['builtins']\n"
+        "    b.set = lambda *a: frozenset()\n    b.isinstance = lambda *a: True\n"
+        "    b.str = lambda *a: 'r'\n"
+    )
+    + ESCAPE,
+    "the hook's closure cells rebound": FIND
+    + (
+        "    imp = find('sys').modules['builtins'].__import__\n"
+        "    for cell in getattr(imp, '__closure__', None) or ():\n"
+        "        try:\n"
+        "            if callable(cell.cell_contents): cell.cell_contents = lambda *a, **k: False\n"
+        "        except Exception: pass\n"
+    )
+    + ESCAPE,
+    "the import guard's banned set cleared": FIND
+    + (
+        "    imp = find('sys').modules['builtins'].__import__\n"
+        "    for cell in getattr(imp, '__closure__', None) or ():\n"
+        "        try: cell.cell_contents.clear()\n"
+        "        except Exception: pass\n"
+        "    for part in getattr(imp, '__self__', ()):\n"
+        "        try: part.clear()\n"
+        "        except Exception: pass\n"
+        "    g = {}\n    exec('import ran' + 'dom as r', g)\n    return g['r'].random()\n"
+    ),
+    "a traceback's frames": ESCAPE,
+    "a MemoryError of its own": (
+        "    class MemoryError(Exception):\n        pass\n    raise MemoryError('42')\n"
+    ),
 }
+# proposals inside the subset, whose forgery fails in the sealed process alone
+IN_SUBSET = {"fake markers printed", "an exception whose message forges the reply"}
 
 
 @pytest.mark.parametrize("name", list(FORGERIES))
-def test_a_forging_proposal_is_invalid(name):
+def test_a_forging_proposal_is_refused_by_the_subset(name):
     run = validate("def f(x):\n" + FORGERIES[name], "1")
     assert not run.valid, (name, run)
     assert run.output != "42"
+    if name not in IN_SUBSET:
+        assert run.reason.startswith((OUTSIDE, "forbidden import")), (name, run.reason)
+
+
+@pytest.mark.parametrize("name", list(FORGERIES))
+def test_past_the_subset_a_forging_proposal_is_still_invalid(name, monkeypatch):
+    without_subset(monkeypatch)
+    run = validate("def f(x):\n" + FORGERIES[name], "1")
+    assert not run.valid, (name, run)
+    assert run.output != "42" and run.reason != "memory", (name, run)
+
+
+def test_text_on_stderr_chooses_no_status(monkeypatch):
+    """A program that writes "MemoryError" and returns is valid; one that raises a MemoryError of its
+    own is a raise, not "memory": the status comes from the exit status and the harness's limits."""
+    without_subset(monkeypatch)  # the subset has no stderr to write to
+    code = FIND + "    print('MemoryError', file=find('sys').stderr)\n    return x + 1\n"
+    run = validate("def f(x):\n" + code, "1")
+    assert (run.valid, run.value) == (True, 2), run
+    own = validate("def f(x):\n" + FORGERIES["a MemoryError of its own"], "1")
+    assert own.reason == "raised MemoryError: 42"
 
 
 @pytest.mark.parametrize("name", ["fd writes through the posix module", "builtins patched", "frames"])
@@ -158,12 +260,15 @@ def test_a_forging_abduction_answer_does_not_pass(name):
     assert check_abduction(code, "99", 100).passed
 
 
-def test_validation_and_abduction_see_the_same_environment():
+def test_validation_and_abduction_see_the_same_environment(monkeypatch):
     """A program that behaves one way when validated and another when an answer is checked is either
-    invalid, or gets the same verdict on the proposer's own input in both."""
+    invalid, or gets the same verdict on the proposer's own input in both (the subset has no
+    `globals()`; past it, the sealed process still looks the same to both)."""
     program = (
         "def f(x):\n    g = globals()\n    return sorted(k for k in g if not k.startswith('__')) + [x]\n"
     )
+    assert validate(program, "1").reason == f"{OUTSIDE}: globals is not allowed"
+    without_subset(monkeypatch)
     run = validate(program, "1")
     assert run.valid
     assert check_abduction(program, "1", run.value).passed
@@ -180,20 +285,30 @@ def test_forged_deduction_and_induction_answers_fail():
 
 
 def test_honest_programs_stay_valid():
-    """The seal takes nothing an honest program needs: stdlib imports, numpy, classes, recursion."""
+    """Neither layer takes what an honest program needs: the allowed imports, classes with their
+    methods, recursion, keyword arguments, plain values; numpy is outside the subset."""
     programs = {
         "def f(x):\n    import collections, itertools, math, re\n"
         "    return sorted(collections.Counter(re.findall('.', x)).items())": "'abca'",
-        "def f(x):\n    import numpy as np\n    return int(np.arange(x).sum())": "10",
-        "class P:\n    def __init__(self, v):\n        self.v = v\n"
-        "def f(x):\n    P.count = getattr(P, 'count', 0)\n    return P(x).v * 2": "4",
+        "class P:\n    count = 0\n    def __init__(self, v):\n        self.v = v\n"
+        "    def __eq__(self, other):\n        return self.v == other.v\n"
+        "def f(x):\n    P.count += 1\n    return P(x).v * 2 + (P(x) == P(x))": "4",
         "def f(n):\n    return 1 if n < 2 else n * f(n - 1)": "20",
         "def f(x, y=2):\n    x.append(y)\n    return x": "[1], y=3",
         "def f(a):\n    return {tuple(a): frozenset(a), 'c': 1j, 'b': b'x'}": "[1, 2]",
         "def f(s):\n    import string\n    return s.translate(str.maketrans(string.ascii_lowercase, "
         "string.ascii_lowercase[1:] + 'a'))": "'xyz'",
+        "from fractions import Fraction\nfrom functools import reduce\n"
+        "def f(xs):\n    return str(reduce(lambda a, b: a + Fraction(1, b), xs, Fraction(0)))": "[2, 3, 6]",
+        "def f(n):\n    total = 0\n    for _ in range(n):\n        total += len(type(n).__name__)\n"
+        "    return total": "3",
     }
     for program, text in programs.items():
         run = validate(program, text)
+        if "__name__" in program:
+            assert run.reason == f"{OUTSIDE}: attribute __name__ is not allowed"
+            continue
         assert run.valid, (program, run)
         assert check_abduction(program, text, run.value).passed
+    numpy = validate("def f(x):\n    import numpy as np\n    return int(np.arange(x).sum())", "10")
+    assert numpy.reason == f"{OUTSIDE}: import of numpy is not allowed"

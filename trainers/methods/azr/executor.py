@@ -1,18 +1,23 @@
 """AZR's code executor (absolute_zero.md §1.5, §2): validating proposals and checking answers.
 
 Model-written code runs only in the harness sandbox, one sealed process per run
-(`harness.sandbox.run_sealed`): the program cannot reach the channel its outcome travels on (the
-driver keeps the only means to write it, and the harness reads it after the process ended normally),
-and values cross the wall by value (codec.py): the trainer compares plain builtin values with `==` and
-never evaluates model text itself beyond `ast.parse` and `ast.literal_eval`. Validation and the
-answers' checks run a program the same way (`run_f`: same process set-up, namespace and calls).
+(`harness.sandbox.run_sealed`), and only when it keeps to the language subset
+(`harness.sandbox.subset`: no name or attribute starting with ``_``, no string-driven attribute
+lookup, no frames, imports from a list of pure modules), checked before any process starts. The
+program cannot reach the channel its values travel on (the driver keeps the only means to write it,
+and the harness reads it after the process ended with status 0); whether it raised, ran out of time
+or memory is read from the exit status and the harness's own limits, and values cross the wall by
+value (codec.py): the trainer compares plain builtin values with `==` and never evaluates model text
+itself beyond `ast.parse` and `ast.literal_eval`. Validation and the answers' checks run a program
+the same way (`run_f`: same process set-up, namespace and calls).
 
 Validation of a proposal (program p defining `f`, input = an argument list such as ``"[1, 2], 3"``):
 
 - safety: no forbidden module or name (`FORBIDDEN`, checked on the AST: imports, dotted uses such as
-  `sys.exit`, `__import__`; a word match when the code does not parse), and at run time inside the
-  sandbox: an import of a forbidden module fails however it is spelled (`eval` of a built string,
-  `__import__`), and an audit hook refuses files, processes, sockets, frames and code objects;
+  `sys.exit`, `__import__`; a word match when the code does not parse), the program and any input
+  that is not a literal inside the language subset (which refuses every forbidden name too), and at
+  run time inside the sandbox: an import of a forbidden module fails, and an audit hook refuses
+  files, processes, sockets, frames and code objects;
 - integrity: p parses and `f(input)` returns within the time limit without raising;
 - determinism: `runs` (j = 2) separate sandbox processes, each with its own random hash seed and
   address space, each calling `f` twice (state kept between calls shows too); every input and output
@@ -25,9 +30,10 @@ None policy: a program that returns None is invalid ("returned None"), as the pa
 "something is returned" (the official code accepts it: `accept_none=True`).
 
 Invalid reasons: "forbidden import NAME", "syntax error", "malformed input" (not one argument list),
-"no function f", "raised TYPE: message", "timeout", "memory", "error: ..." (a crash or a flood
-of output), "input not a plain value", "output not a plain value", "non-deterministic",
-"output not equal to itself (NaN)", "returned None", "output too long".
+"outside the subset: WHY", "no function f", "raised TYPE: message" (the program's own words, shown
+only), "timeout", "memory", "error: ..." (a crash or a flood of output), "input not a plain value",
+"output not a plain value", "non-deterministic", "output not equal to itself (NaN)", "returned None",
+"output too long".
 """
 
 from __future__ import annotations
@@ -45,8 +51,8 @@ from functools import partial
 from typing import Any
 
 from harness import sandbox
-from harness.sandbox import CallFailed, Limits, Verdict, run_sealed
-from harness.sandbox.codec import CodecError, decode, encode
+from harness.sandbox import Limits, Verdict, run_sealed
+from harness.sandbox.codec import encode
 from harness.threadsafe_ast import parse
 
 # Fig. 8's list, as the paper prints it
@@ -93,7 +99,7 @@ CALLS = 2  # calls of f in each process
 MAX_OUTPUT_CHARS = 10_000
 CACHE_SIZE = 200_000
 KINDS = ("deduction", "abduction", "induction")
-PRELOAD = ("numpy",)  # libraries whose import inspects frames, which a sealed process refuses
+OUTSIDE = "outside the subset"  # the reason's start for code outside the language subset
 _ARGS = "(lambda *a, **k: [list(a), k])"  # an argument list's values, with no name a program could see
 _UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
@@ -241,42 +247,26 @@ def split_cases(cases: Sequence[Run]) -> tuple[Sequence[Run], Sequence[Run]]:
 # --- runs in the sandbox ----------------------------------------------------------------------------
 
 
-def _sealed(code: str, limits: Limits, names: Iterable[str], **job: Any) -> list[tuple]:
-    """The outcomes of a sealed one-shot run (`harness.sandbox.run_sealed`): ("ok", value) or
-    ("raise", type, message) per case, up to the first that raises (the driver stops there, as every
-    caller fails the run on a raise); Invalid for "no function f", a limit or a broken reply."""
-    preload = [name for name in PRELOAD if name in code]  # imported before the seal (see driver.py)
-    try:
-        reply = run_sealed({"code": code, "forbidden": sorted(names), "preload": preload, **job}, limits)
-    except CallFailed as e:
-        status = e.verdict.status
-        raise Invalid(status if status in ("timeout", "memory") else f"error: {e.verdict.reason}") from None
-    if "missing" in reply:
+def _sealed(code: str, limits: Limits, names: Iterable[str], what: str, **job: Any) -> list:
+    """The values of a sealed one-shot run (`harness.sandbox.run_sealed`): one per case, or the
+    expression's; Invalid for code outside the language subset, a raise (the driver stops at the first:
+    every caller fails the run on it), "no function f", a value that is not plain (`what`: input,
+    output or answer), a limit or a broken reply. Every ending is the harness's reading of the exit
+    status and its own limits, never the program's text."""
+    sealed = run_sealed({"code": code, "forbidden": sorted(names), **job}, limits)
+    if sealed.ending == "ok":
+        return list(sealed.values)
+    if sealed.ending == "refused":
+        raise Invalid(f"{OUTSIDE}: {sealed.reason}")
+    if sealed.ending == "raised":
+        raise Invalid(f"raised {sealed.reason}"[:500])
+    if sealed.ending == "no function":
         raise Invalid("no function f")
-    outcomes, expected = reply.get("results"), len(job.get("cases", [])) or 1
-    if (
-        not isinstance(outcomes, list)
-        or not 0 < len(outcomes) <= expected
-        or not all(isinstance(o, list) and o for o in outcomes)
-        or (len(outcomes) < expected and outcomes[-1][0] != "raise")
-    ):
-        raise Invalid("error: a reply that is not outcomes")
-    try:
-        return [("ok", decode(o[1])) if o[0] == "ok" else ("raise", str(o[1]), str(o[2])) for o in outcomes]
-    except (CodecError, IndexError, RecursionError) as e:
-        raise Invalid(f"error: unreadable value ({e})") from None
-
-
-def _value(outcome: tuple, what: str) -> Any:
-    """An outcome's value; Invalid naming how it failed (`what`: input or output)."""
-    if outcome[0] == "ok":
-        return outcome[1]
-    kind, message = outcome[1], outcome[2]
-    if kind == "CodecError":
+    if sealed.ending == "not a value":
         raise Invalid(f"{what} not a plain value")
-    if kind == "MemoryError":
-        raise Invalid("memory")
-    raise Invalid(f"raised {kind}: {message}"[:500])
+    if sealed.ending in ("timeout", "memory"):
+        raise Invalid(sealed.ending)
+    raise Invalid(f"error: {sealed.reason}")
 
 
 def argument_values(code: str, text: str, limits: Limits, names: Iterable[str] = FORBIDDEN) -> tuple:
@@ -285,8 +275,7 @@ def argument_values(code: str, text: str, limits: Limits, names: Iterable[str] =
     values = arguments(text)
     if values is not None:
         return values
-    [outcome] = _sealed(code, limits, names, expression=_call_text(_ARGS, text))
-    value = _value(outcome, "input")
+    [value] = _sealed(code, limits, names, "input", expression=_call_text(_ARGS, text))
     if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], list)):
         raise Invalid("malformed input")
     return value[0], value[1]
@@ -299,7 +288,7 @@ def run_f(
     does not return. Validation and the answers' checks call this same function, so a program sees the
     same process, namespace and calls whichever is running it."""
     case = encode([list(values[0]), dict(values[1])])
-    return [_value(o, "output") for o in _sealed(code, limits, names, cases=[case] * calls)]
+    return _sealed(code, limits, names, "output", cases=[case] * calls)
 
 
 def validate(
@@ -361,8 +350,8 @@ def check_deduction(
     except (*_UNPARSABLE, TypeError):
         pass
     try:
-        [outcome] = _sealed("", limits, names, expression=answer)
-        return _compare(_value(outcome, "answer"), gold)
+        [value] = _sealed("", limits, names, "answer", expression=answer)
+        return _compare(value, gold)
     except Invalid as e:
         return _verdict(e)
 
@@ -394,7 +383,7 @@ def check_induction(
     _, hidden = split_cases(cases)
     calls = [encode([list(c.arguments[0]), dict(c.arguments[1])]) for c in hidden]
     try:
-        outputs = [_value(o, "output") for o in _sealed(code, limits, names, cases=calls, fresh=True)]
+        outputs = _sealed(code, limits, names, "output", cases=calls, fresh=True)
     except Invalid as e:
         return _verdict(e)
     for n, (output, case) in enumerate(zip(outputs, hidden, strict=True)):

@@ -24,21 +24,21 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
 
 from harness import HarnessError
 from harness.sandbox import Limits
-from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.engine import Engine
-from trainers.method import Method, MethodOptions, StageClock
+from trainers.method import Method, StageClock
 from trainers.methods.azr import analysis, prompts
-from trainers.methods.azr.buffers import MAX_PROGRAMS, STRATEGIES, Task, TaskBuffers, read_seed_file
-from trainers.methods.azr.executor import FORBIDDEN, LIMITS, Check, Executor, Run
+from trainers.methods.azr.buffers import MAX_PROGRAMS, Task, TaskBuffers, read_seed_file
+from trainers.methods.azr.executor import FORBIDDEN, LIMITS, OUTSIDE, Check, Executor, Run
+from trainers.methods.azr.options import AzrOptions
 from trainers.methods.azr.parsing import Invalid, Proposal, extract_solution, format_ok, parse_proposal
-from trainers.methods.azr.rewards import N_SAMPLES, RULES, proposer_reward, solver_reward, trr_advantages
+from trainers.methods.azr.rewards import proposer_reward, solver_reward, trr_advantages
 from trainers.rollout import Rollout
 
 if TYPE_CHECKING:
@@ -48,41 +48,6 @@ TASKS = prompts.TASKS
 IDENTITY = "identity"  # `dataset:` for the paper's zero triplet; else a seed file (JSONL of tasks)
 LIBRARY = "library"  # `dataset:` for the cold-start library's tasks (library.py), a richer seed
 RESAMPLES = 8  # reference draws tried before a proposer prompt is cut to fit `max_prompt_tokens`
-
-
-@dataclass(frozen=True)
-class AzrOptions(MethodOptions):
-    """Absolute Zero's own settings (`options:` in the config); defaults are the paper's (§1.8)."""
-
-    method: ClassVar[str] = "Absolute Zero"
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {
-        "template": ("r1", "chat"),
-        "reward_rule": RULES,
-        "advantages": ("sequence", "token"),
-        "solver_batch": STRATEGIES,
-        "distance": analysis.DISTANCE_METHODS,
-    }
-
-    references: int = setting(6, minimum=0)  # K
-    mc_samples: int = setting(N_SAMPLES, minimum=1)  # n, rollouts estimating a task's accuracy
-    num_inputs: int = setting(prompts.NUM_INPUTS, minimum=2)  # N, induction (half shown)
-    max_programs: int = setting(MAX_PROGRAMS, minimum=1)  # buffer cap
-    template: str = "r1"  # the raw R1 string with `<think>` prefilled (base models); "chat": a chat template
-    # paper: -1 unparsable or invalid, else the learnability (0 at mean 0 or 1); "code": -1 for any
-    # proposal without a valid task and -0.5 for a valid one at mean 0 or 1 (§1.3, rewards.py)
-    reward_rule: str = "paper"
-    advantages: str = "sequence"  # TRR++ statistics per slice (paper); "token": veRL's token-weighted
-    solver_lag: int = setting(0, minimum=0, maximum=1)  # 1: solve last step's proposals (the code)
-    solver_batch: str = "paper"  # fill-up rule; "max_new": the code's pred_data_mix_strategy
-    reject_multiple_functions: bool = True  # the code's default for the Qwen runs
-    accept_none: bool = False  # True: a program returning None is a task, as the code allows
-    timeout: float = setting(LIMITS.wall, exclusive_minimum=0)  # seconds per sandboxed run
-    answer_cache: bool = True  # identical answers to the same task are checked once
-    max_prompt_tokens: int = setting(6144, minimum=16)  # Table 3
-    propose_max_tokens: int | None = setting(None, minimum=1)  # default: max_completion_length
-    solve_max_tokens: int | None = setting(None, minimum=1)
-    distance: str = "tree"  # AST edit distance: APTED; "difflib": the code's cheap version
-    logged_rollouts: int = setting(12, minimum=0)  # per step in OUT/samples.jsonl (flagged ones always)
 
 
 @dataclass
@@ -385,6 +350,7 @@ class AzrMethod(Method):
                     out[f"azr/{task}/{role}/length"] = _mean([len(r.completion.ids) for r in rows])
             if mine:
                 out[f"azr/{task}/propose/valid_rate"] = _mean([p.made is not None for p in mine])
+                out[f"azr/{task}/propose/outside_subset_rate"] = _mean([OUTSIDE in p.reason for p in mine])
                 stats = analysis.proposal_stats([p.successes for p in mine], self.options.mc_samples)
                 out[f"azr/{task}/propose/trivial_rate"] = stats["trivial_rate"]  # learnability 0
                 out[f"azr/{task}/propose/solved_rate"] = stats["solved_rate"]

@@ -1,0 +1,346 @@
+"""The language subset that model-written code must keep to before the sealed executor runs it.
+
+`check_program(code)` returns None for code inside the subset, else a one-line reason. It reads the
+syntax tree only (nothing runs) and allows, rather than forbids: node types from `NODES`, builtin
+names from `BUILTINS`, imports from `MODULES`. On top of that allowlist it refuses
+
+- every name, identifier and attribute that starts with ``_`` (a bare ``_`` is an ordinary variable),
+  except the method names in `DUNDER_METHODS` when defined directly in a class body;
+- `type` except as a one-argument call (three-argument `type` builds classes from a dict);
+- attributes that reach frames, code objects or tracebacks (``f_``, ``tb_``, ``gi_``, ``cr_``,
+  ``ag_``, ``co_`` prefixes) and the names in `ATTRIBUTES`: string-driven attribute lookups
+  (`str.format`'s ``{0.attr}`` fields, `operator.attrgetter`, `functools.update_wrapper`...),
+  evaluation of annotation strings (`typing.get_type_hints`) and modules that the allowed modules
+  hold as attributes (``statistics.sys``);
+- dunder-shaped string constants (``"__class__"``), a second line of defence for the above.
+
+So the code can name nothing of the interpreter's internals: no frame, module, code object or
+builtin that reaches the process it runs in. docs/evaluating/sandbox.md says what this layer
+guarantees and what the sandbox's seal adds under it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+
+from harness.threadsafe_ast import parse
+
+# the pure modules a program may import (and from which it may import names)
+MODULES = frozenset(
+    {
+        "math",
+        "itertools",
+        "collections",
+        "collections.abc",
+        "functools",
+        "heapq",
+        "bisect",
+        "string",
+        "re",
+        "operator",
+        "fractions",
+        "decimal",
+        "statistics",
+        "copy",
+        "typing",
+    }
+)
+_EXCEPTIONS = {
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, Exception) and value is not MemoryError
+}
+# MemoryError is left out: a program that runs out of memory is told apart by its exit status, and
+# one that raised MemoryError itself would look like it
+BUILTINS = frozenset(
+    {
+        *_EXCEPTIONS,
+        "Ellipsis",
+        "NotImplemented",
+        "abs",
+        "all",
+        "any",
+        "ascii",
+        "bin",
+        "bool",
+        "bytearray",
+        "bytes",
+        "callable",
+        "chr",
+        "classmethod",
+        "complex",
+        "dict",
+        "divmod",
+        "enumerate",
+        "filter",
+        "float",
+        "format",
+        "frozenset",
+        "hash",
+        "hex",
+        "id",
+        "int",
+        "isinstance",
+        "issubclass",
+        "iter",
+        "len",
+        "list",
+        "map",
+        "max",
+        "min",
+        "next",
+        "object",
+        "oct",
+        "ord",
+        "pow",
+        "print",
+        "property",
+        "range",
+        "repr",
+        "reversed",
+        "round",
+        "set",
+        "slice",
+        "sorted",
+        "staticmethod",
+        "str",
+        "sum",
+        "super",
+        "tuple",
+        "type",
+        "zip",
+    }
+)
+# every other builtin (getattr, vars, eval, exec, compile, open, input, breakpoint, memoryview...)
+REFUSED_BUILTINS = frozenset(name for name in dir(builtins) if name not in BUILTINS)
+FRAME_PREFIXES = ("f_", "tb_", "gi_", "cr_", "ag_", "co_")
+ATTRIBUTES = frozenset(
+    {
+        # attribute lookups by a string
+        "format",
+        "format_map",
+        "vformat",
+        "get_field",
+        "Formatter",
+        "attrgetter",
+        "methodcaller",
+        "update_wrapper",
+        "wraps",
+        # strings evaluated as code
+        "get_type_hints",
+        "ForwardRef",
+        "singledispatch",
+        "singledispatchmethod",
+        # modules the allowed modules hold (tests/test_sandbox_subset.py checks this list is complete)
+        "builtins",
+        "contextlib",
+        "copyreg",
+        "enum",
+        "gc",
+        "importlib",
+        "inspect",
+        "io",
+        "numbers",
+        "os",
+        "posix",
+        "random",
+        "stdlib_re",
+        "sys",
+        "types",
+        "warnings",
+    }
+)
+DUNDER_METHODS = frozenset(
+    {
+        "__init__",
+        "__repr__",
+        "__str__",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__len__",
+        "__bool__",
+        "__iter__",
+        "__next__",
+        "__contains__",
+        "__getitem__",
+        "__setitem__",
+        "__call__",
+        "__add__",
+        "__sub__",
+        "__mul__",
+    }
+)
+NODES = frozenset(
+    {
+        # statements
+        ast.Module,
+        ast.Expression,
+        ast.FunctionDef,
+        ast.ClassDef,
+        ast.Return,
+        ast.Delete,
+        ast.Assign,
+        ast.AugAssign,
+        ast.AnnAssign,
+        ast.For,
+        ast.While,
+        ast.If,
+        ast.With,
+        ast.Raise,
+        ast.Try,
+        ast.Assert,
+        ast.Import,
+        ast.ImportFrom,
+        ast.Global,
+        ast.Nonlocal,
+        ast.Expr,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        # expressions
+        ast.BoolOp,
+        ast.NamedExpr,
+        ast.BinOp,
+        ast.UnaryOp,
+        ast.Lambda,
+        ast.IfExp,
+        ast.Dict,
+        ast.Set,
+        ast.ListComp,
+        ast.SetComp,
+        ast.DictComp,
+        ast.GeneratorExp,
+        ast.Yield,
+        ast.YieldFrom,
+        ast.Compare,
+        ast.Call,
+        ast.FormattedValue,
+        ast.JoinedStr,
+        ast.Constant,
+        ast.Attribute,
+        ast.Subscript,
+        ast.Starred,
+        ast.Name,
+        ast.List,
+        ast.Tuple,
+        ast.Slice,
+        # parts
+        ast.Load,
+        ast.Store,
+        ast.Del,
+        ast.comprehension,
+        ast.ExceptHandler,
+        ast.arguments,
+        ast.arg,
+        ast.keyword,
+        ast.alias,
+        ast.withitem,
+        *(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.boolop | ast.operator)),
+        *(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.unaryop | ast.cmpop)),
+    }
+)
+_DUNDER_STRING = re.compile(r"__\w+__")
+
+
+class _Refused(Exception):
+    """Carries the reason out of the walk."""
+
+
+def check_program(code: str, mode: str = "exec") -> str | None:
+    """None when `code` (a module, or with mode="eval" an expression) keeps to the subset; else why
+    not, in one line ("attribute __class__ is not allowed", "import of os is not allowed")."""
+    try:
+        tree = parse(code, mode)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "syntax error"
+    try:
+        _Walk().visit(tree, in_class=False)
+    except _Refused as e:
+        return str(e)
+    except RecursionError:
+        return "nested too deeply"
+    return None
+
+
+class _Walk:
+    """One check's walk over a tree: every node's type is allowed and its own rule holds."""
+
+    def __init__(self):
+        self.type_calls: set[int] = set()  # the `type` names called with one argument
+
+    def visit(self, node: ast.AST, in_class: bool) -> None:
+        if type(node) not in NODES:
+            raise _Refused(f"{type(node).__name__} is not allowed")
+        self.rule(node, in_class)
+        for child in ast.iter_child_nodes(node):
+            self.visit(child, isinstance(node, ast.ClassDef))
+
+    def rule(self, node: ast.AST, in_class: bool) -> None:
+        if isinstance(node, ast.Name):
+            _identifier(node.id)
+            if node.id in REFUSED_BUILTINS:
+                raise _Refused(f"{node.id} is not allowed")
+            if node.id == "type" and id(node) not in self.type_calls:
+                raise _Refused("type is allowed only as type(x)")
+        elif isinstance(node, ast.Attribute):
+            _attribute(node.attr)
+        elif isinstance(node, ast.Call):
+            one = len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred)
+            if one and isinstance(node.func, ast.Name):
+                self.type_calls.add(id(node.func))
+        elif isinstance(node, ast.FunctionDef):
+            if not (in_class and node.name in DUNDER_METHODS):
+                _identifier(node.name)
+        elif isinstance(node, ast.ClassDef):
+            _identifier(node.name)
+            if node.keywords:
+                raise _Refused("class keywords (metaclass=...) are not allowed")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                _module(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            _import_from(node)
+        elif isinstance(node, ast.alias) and node.asname is not None:
+            _identifier(node.asname)
+        elif isinstance(node, ast.arg | ast.keyword) and node.arg is not None:
+            _identifier(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name is not None:
+            _identifier(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                _identifier(name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _DUNDER_STRING.fullmatch(node.value):
+                raise _Refused(f"string {node.value!r} is not allowed")
+
+
+def _import_from(node: ast.ImportFrom) -> None:
+    if node.level or node.module is None:
+        raise _Refused("relative imports are not allowed")
+    _module(node.module)
+    for alias in node.names:
+        if alias.name == "*":
+            raise _Refused("from ... import * is not allowed")
+        _attribute(alias.name)
+
+
+def _identifier(name: str) -> None:
+    if name.startswith("_") and name != "_":
+        raise _Refused(f"name {name} is not allowed")
+
+
+def _attribute(name: str) -> None:
+    if name.startswith(("_", *FRAME_PREFIXES)) or name in ATTRIBUTES:
+        raise _Refused(f"attribute {name} is not allowed")
+
+
+def _module(name: str) -> None:
+    if name not in MODULES:
+        raise _Refused(f"import of {name} is not allowed")

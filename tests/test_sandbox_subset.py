@@ -1,0 +1,317 @@
+"""The language subset (harness/sandbox/subset.py): what model code may name before the sealed executor
+runs it. Generated name, attribute, import and call patterns are checked against a small oracle
+written from the rules' wording; the issue's escapes are refused with a reason; every library program
+and cold-start demonstration passes; and `run_sealed` refuses before a process starts."""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import keyword
+import types
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.sandbox import Limits, jobs, subset
+from harness.sandbox.subset import ATTRIBUTES, BUILTINS, MODULES, check_program
+from trainers.methods.azr.buffers import Task
+from trainers.methods.azr.coldstart import AzrDemonstrations
+from trainers.methods.azr.executor import FIG8, FORBIDDEN
+from trainers.methods.azr.library import PROGRAMS
+
+# the rules, restated as plainly as possible
+ALLOWED_MODULES = {"math", "itertools", "collections", "collections.abc", "functools", "heapq", "bisect"}
+ALLOWED_MODULES |= {"string", "re", "operator", "fractions", "decimal", "statistics", "copy", "typing"}
+NAMED_IN_THE_ISSUE = {
+    "getattr",
+    "setattr",
+    "delattr",
+    "vars",
+    "globals",
+    "locals",
+    "eval",
+    "exec",
+    "compile",
+    "open",
+    "__import__",
+    "breakpoint",
+    "input",
+}
+FRAME_ATTRIBUTES = ["gi_frame", "f_back", "tb_frame", "tb_next", "f_globals", "f_locals", "cr_frame"]
+FRAME_ATTRIBUTES += ["ag_frame", "gi_code", "co_code", "f_code", "f_builtins", "gi_yieldfrom"]
+
+
+def identifier_refused(name: str) -> bool:
+    return name.startswith("_") and name != "_"
+
+
+def name_refused(name: str) -> bool:
+    """As a value: private, a builtin outside the list, or `type` not called with one argument."""
+    return identifier_refused(name) or (hasattr(builtins, name) and name not in BUILTINS) or name == "type"
+
+
+def attribute_refused(name: str) -> bool:
+    frame = name.split("_")[0] in ("f", "tb", "gi", "cr", "ag", "co") and "_" in name
+    return name.startswith("_") or frame or name in ATTRIBUTES
+
+
+def module_refused(name: str) -> bool:
+    return name not in ALLOWED_MODULES
+
+
+identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True).filter(str.isidentifier)
+keyword_free = identifiers.filter(lambda n: not keyword.iskeyword(n))
+names = st.one_of(
+    keyword_free,
+    st.sampled_from(sorted(set(dir(builtins)) - {"True", "False", "None"})),
+    st.sampled_from(["__class__", "__globals__", "__builtins__", "_x", "_", "__", "__import__"]),
+)
+attributes = st.one_of(
+    keyword_free,
+    st.sampled_from(FRAME_ATTRIBUTES + sorted(ATTRIBUTES)),
+    st.sampled_from(["__class__", "__subclasses__", "__dict__", "_exit", "_getframe", "mro", "append"]),
+)
+modules = st.one_of(
+    st.sampled_from(sorted(ALLOWED_MODULES)),
+    st.sampled_from(["os", "sys", "io", "inspect", "gc", "builtins", "importlib", "ctypes", "types"]),
+    st.sampled_from(["os.path", "collections.abc.x", "random", "numpy", "pickle", "marshal", "string.x"]),
+    keyword_free,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(names)
+def test_a_name_is_refused_exactly_when_the_rules_say(name):
+    refused = check_program(f"x = {name}") is not None
+    assert refused == name_refused(name), name
+
+
+@settings(max_examples=150, deadline=None)
+@given(attributes, st.sampled_from(["x.{a}", "x.{a} = 1", "del x.{a}", "f(x).{a}.y", "[x.{a} for x in y]"]))
+def test_an_attribute_is_refused_exactly_when_the_rules_say(attribute, shape):
+    refused = check_program(shape.format(a=attribute)) is not None
+    assert refused == attribute_refused(attribute), attribute
+
+
+@settings(max_examples=150, deadline=None)
+@given(modules, keyword_free, st.sampled_from(["import {m}", "import {m} as {n}", "from {m} import {n}"]))
+def test_an_import_is_refused_exactly_when_the_rules_say(module, name, shape):
+    code = shape.format(m=module, n=name)
+    expected = module_refused(module)
+    if shape == "import {m} as {n}":
+        expected = expected or identifier_refused(name)
+    elif shape == "from {m} import {n}":
+        expected = expected or attribute_refused(name)
+    assert (check_program(code) is not None) == expected, code
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["f", "print", "len", "type", "getattr", "eval", "sorted", "exec", "vars", "hasattr"]),
+    st.integers(0, 3),
+    st.booleans(),
+)
+def test_a_call_is_refused_exactly_when_the_rules_say(function, count, keyword):
+    arguments = ", ".join(["a"] * count + (["key=b"] if keyword else []))
+    refused = check_program(f"y = {function}({arguments})") is not None
+    if function == "type":
+        assert refused == (count != 1 or keyword)
+    else:
+        assert refused == name_refused(function), function
+
+
+EXPRESSION_WRAPPERS = ["(lambda: {e})", "[{e} for q in r]", 'f"{{ {e} }}"', "g({e})", "d[{e}]", "{{1: {e}}}"]
+STATEMENT_WRAPPERS = [
+    "def f(a={e}):\n    return 1",
+    "@{e}\ndef g():\n    pass",
+    "class C:\n    v = {e}",
+    "def g():\n    def h():\n        return {e}\n    return h",
+    "try:\n    pass\nexcept ValueError as err:\n    {e}",
+    "with {e} as w:\n    pass",
+    "x = {e}",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["__class__", "__dict__", "__globals__", "f_back", "gi_frame", "format", "sys"]),
+    st.lists(st.sampled_from(EXPRESSION_WRAPPERS), max_size=3, unique=True),
+    st.sampled_from(STATEMENT_WRAPPERS),
+)
+def test_a_forbidden_attribute_is_refused_wherever_it_is_nested(attribute, around, statement):
+    """However deep the access sits (a lambda, a comprehension, an f-string, a default, a decorator,
+    a class body, a nested function, an except or with block), the program is refused."""
+    expression = f"x.{attribute}"
+    for wrapper in around:
+        expression = wrapper.format(e=expression)
+    code = statement.format(e=expression)
+    assert check_program(code) is not None, code
+    assert check_program(code.replace(f".{attribute}", ".real")) is None, code
+
+
+# --- the escapes of issue 44 and the design's list of tricks, each refused with its reason --------------
+
+ESCAPES = {
+    "().__class__.__base__.__subclasses__()": "attribute __subclasses__ is not allowed",
+    "sys.modules['__main__'].DENIED_EVENTS = ()": "string '__main__' is not allowed",
+    "import sys\nsys.modules": "import of sys is not allowed",
+    "import builtins": "import of builtins is not allowed",
+    "__builtins__['set'] = frozenset": "name __builtins__ is not allowed",
+    "g = (i for i in [1])\ng.gi_frame.f_back.f_locals['end'](0)": "attribute f_locals is not allowed",
+    "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__": "attribute __traceback__ is not allowed",
+    "open(4, 'w').write('[42]')": "open is not allowed",
+    "import os\nos.write(4, b'[42]')": "import of os is not allowed",
+    "'{0.__class__}'.format(1)": "attribute format is not allowed",
+    "'{x.y}'.format_map({})": "attribute format_map is not allowed",
+    "import string\nstring.Formatter().get_field('0.x', [1], {})": "attribute get_field is not allowed",
+    "from operator import attrgetter": "attribute attrgetter is not allowed",
+    "import operator\noperator.methodcaller('x')": "attribute methodcaller is not allowed",
+    "import functools\nfunctools.update_wrapper(a, b, ('x',))": "attribute update_wrapper is not allowed",
+    "import typing\ntyping.get_type_hints(f)": "attribute get_type_hints is not allowed",
+    "import typing\ntyping.sys": "attribute sys is not allowed",
+    "from statistics import random": "attribute random is not allowed",
+    "import re\nre.enum": "attribute enum is not allowed",
+    "type('X', (), {})": "type is allowed only as type(x)",
+    "t = type": "type is allowed only as type(x)",
+    "class C(metaclass=M):\n    pass": "class keywords (metaclass=...) are not allowed",
+    "class C:\n    def __del__(self):\n        pass": "name __del__ is not allowed",
+    "class C:\n    __slots__ = ()": "name __slots__ is not allowed",
+    "memoryview(b'x')": "memoryview is not allowed",
+    "breakpoint()": "breakpoint is not allowed",
+    "input()": "input is not allowed",
+    "help(1)": "help is not allowed",
+    "exit(0)": "exit is not allowed",
+    "raise SystemExit(0)": "SystemExit is not allowed",
+    "raise MemoryError": "MemoryError is not allowed",
+    "from . import x": "relative imports are not allowed",
+    "from math import *": "from ... import * is not allowed",
+    "import os.path": "import of os.path is not allowed",
+    "import collections.abc.x": "import of collections.abc.x is not allowed",
+    "async def g():\n    await h()": "AsyncFunctionDef is not allowed",
+    "match x:\n    case C(attr=y):\n        pass": "Match is not allowed",
+    "def f():\n    global __builtins__": "name __builtins__ is not allowed",
+    "f(**{'a': 1}, __x=2)": "name __x is not allowed",
+    "x = eval": "eval is not allowed",
+    "def f(x):\n    return x.__code__": "attribute __code__ is not allowed",
+    "def f(_a):\n    return _a": "name _a is not allowed",
+}
+
+
+@pytest.mark.parametrize("code", list(ESCAPES))
+def test_each_escape_is_refused_with_its_reason(code):
+    assert check_program(code) == ESCAPES[code]
+
+
+def test_expressions_and_syntax():
+    assert check_program("f(1, [2], k=3)", "eval") is None
+    assert check_program("(lambda *a, **k: [list(a), k])(1, x=2\n)", "eval") is None
+    assert check_program("f(1).__class__", "eval") == "attribute __class__ is not allowed"
+    assert check_program("def f(:") == "syntax error"
+    assert check_program("x = " + "(" * 500 + ")" * 500) in ("syntax error", "nested too deeply")
+
+
+def test_the_paper_forbidden_list_is_a_subset_of_what_is_refused():
+    assert set(FIG8) <= set(FORBIDDEN)
+    for name in FORBIDDEN:
+        assert check_program(f"import {name}") is not None, name
+        assert check_program(f"x = {name}") is not None or name.split(".")[0] not in dir(builtins), name
+        assert name.split(".")[0] not in MODULES, name
+
+
+def test_honest_code_passes():
+    code = (
+        "from collections import Counter, namedtuple\nimport math\nfrom typing import List\n"
+        "P = namedtuple('P', 'x y')\n"
+        "class Stack:\n    def __init__(self):\n        self.items = []\n"
+        "    def __len__(self):\n        return len(self.items)\n"
+        "def f(xs: List[int], k=2) -> int:\n    total = 0\n    for _ in range(k):\n"
+        "        total += sum(x * x for x in xs if x % 2)\n"
+        "    seen = {x: i for i, x in enumerate(xs)}\n"
+        "    try:\n        q = xs[0] // total\n    except ZeroDivisionError as e:\n        q = str(e)\n"
+        "    return f'{total}:{q!r}' + str(type(q)) + '_'.join(sorted(Counter('ab')))\n"
+    )
+    assert check_program(code) is None
+
+
+def test_refused_attributes_cover_every_module_the_allowed_modules_hold():
+    """Every module that an attribute chain from an allowed module reaches, through names the subset
+    allows, is itself allowed: the others' names (statistics.random, typing.sys...) are refused."""
+    seen, todo = set(), [importlib.import_module(m) for m in MODULES]
+    while todo:
+        module = todo.pop()
+        for name in dir(module):
+            value = getattr(module, name, None)
+            if not isinstance(value, types.ModuleType) or attribute_refused(name) or value in seen:
+                continue
+            seen.add(value)
+            assert value.__name__ in MODULES, (module.__name__, name)
+            todo.append(value)
+    assert {m.__name__ for m in seen} <= MODULES
+
+
+def test_every_library_program_and_cold_start_demonstration_passes():
+    """The 36 library programs, their inputs, and every program, input and answer the cold start's
+    demonstrations hold (outputs stand for the executor's: any plain value's repr is a literal)."""
+    assert len(PROGRAMS) == 36
+    for program in PROGRAMS:
+        assert check_program(program.code) is None, program.code
+        for text in program.inputs:
+            assert check_program(f"f({text}\n)", "eval") is None, text
+    from trainers.methods.azr.method import AzrOptions
+
+    tasks = [(p, [Task(p.code, text, repr(len(text))) for text in p.inputs]) for p in PROGRAMS]
+    options = AzrOptions.from_mapping({"num_inputs": 4})
+    demos = AzrDemonstrations(tasks, options, seed=0).build(len(tasks))
+    fences = 0
+    for demo in demos:
+        for label, body in _fences(demo.completion):
+            fences += 1
+            if label == "python":
+                assert check_program(body) is None, body
+            elif label == "input":
+                assert check_program(f"f({body}\n)", "eval") is None, body
+            elif label == "output":
+                assert check_program(body, "eval") is None, body
+    assert fences >= 6 * len(PROGRAMS)
+
+
+def _fences(text: str) -> list[tuple[str, str]]:
+    out, parts = [], text.split("```")
+    for k in range(1, len(parts), 2):
+        label, _, body = parts[k].partition("\n")
+        out.append((label.strip(), body.strip()))
+    return out
+
+
+def test_a_sealed_run_outside_the_subset_starts_no_process(monkeypatch):
+    def no_process(*args, **kwargs):
+        raise AssertionError("a process was started")
+
+    monkeypatch.setattr(jobs, "Proc", no_process)
+    sealed = jobs.run_sealed({"code": "def f():\n    return ().__class__"}, Limits())
+    assert (sealed.ending, sealed.reason) == ("refused", "attribute __class__ is not allowed")
+    sealed = jobs.run_sealed({"code": "", "expression": "vars()"}, Limits())
+    assert (sealed.ending, sealed.reason) == ("refused", "vars is not allowed")
+    assert subset.check_program is check_program
+
+
+@pytest.mark.parametrize(
+    "received, expected, values",
+    [
+        (b"[1, [2, 3]]\n", 2, (1, [2, 3])),
+        (b"[{'t': [1, 2]}]\n", 1, ((1, 2),)),
+        (b"[42, 42] #[7, 7]\n", 2, None),  # text written before the driver's own line
+        (b" [42, 42]\n", 2, None),
+        (b"[42,42]\n", 2, None),
+        (b"[42]\n[7]\n", 1, None),
+        (b"[42]", 1, None),
+        (b"[42]\n", 2, None),
+        (b"{'results': [['ok', 42]]}\n", 1, None),
+        (b"[{'x': 1}]\n", 1, None),  # not an encoding
+        (b"[" * 100 + b"]" * 100 + b"\n", 1, None),
+    ],
+)
+def test_a_sealed_reply_is_one_canonical_line_of_values(received, expected, values):
+    assert jobs.reply_values(received, expected) == values
