@@ -104,6 +104,16 @@ def test_program_memory_limit():
     assert exit.status == "memory"
 
 
+def test_text_on_stderr_chooses_no_status():
+    """The status comes from the exit status and the harness's limits: a program that writes
+    "MemoryError" and ends normally is ok, and one that ends with an error is an error."""
+    said = "import sys\nsys.stderr.write('MemoryError\\nKilled\\n')\nprint(1)\n"
+    exit = run_program(said, "", LIMITS)
+    assert (exit.status, exit.stdout) == ("ok", b"1\n")
+    exit = run_program(said + "raise ValueError('MemoryError')\n", "", LIMITS)
+    assert (exit.status, exit.reason) == ("error", "ValueError: MemoryError")
+
+
 def test_concurrent_programs_from_threads():
     results: dict[int, Exit] = {}
 

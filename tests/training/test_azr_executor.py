@@ -505,3 +505,35 @@ def test_cache_is_bounded(monkeypatch):
         False,
     ]
     assert len(bounded.cache) == 2 and bounded.stats() == {"calls": 3, "cache_hits": 0}
+
+
+# --- the language subset's share, as a step logs it ------------------------------------------------
+
+
+@sandboxed
+def test_the_share_of_proposals_outside_the_subset_is_logged_per_task():
+    from types import SimpleNamespace
+
+    from trainers.methods.azr.buffers import Task, TaskBuffers
+    from trainers.methods.azr.method import AzrMethod, AzrOptions, _Proposal
+
+    method = AzrMethod(TaskBuffers(), AzrOptions.from_mapping({}), batch_size=1, executor=Executor(FAST))
+    tried = {
+        "deduction": [("def f(x):\n    return x.__class__", "1"), ("def f(x):\n    return x", "1")],
+        "abduction": [("def f(x):\n    return x + 1", "vars()")],
+    }
+    proposals = []
+    for task, pairs in tried.items():
+        for (code, text), run in zip(pairs, method.executor.validate_many(pairs), strict=True):
+            proposal = _Proposal(task, [], [1], completion=SimpleNamespace(ids=[1]), reason=run.reason)
+            proposal.made = Task(code, text, run.output) if run.valid else None
+            proposals.append(proposal)
+    assert [p.reason for p in proposals] == [
+        "outside the subset: attribute __class__ is not allowed",
+        "",
+        "outside the subset: vars is not allowed",
+    ]
+    metrics = method._step_metrics(proposals, [], method.executor.stats())
+    assert metrics["azr/deduction/propose/outside_subset_rate"] == 0.5
+    assert metrics["azr/abduction/propose/outside_subset_rate"] == 1.0
+    assert "azr/induction/propose/outside_subset_rate" not in metrics  # no induction proposal

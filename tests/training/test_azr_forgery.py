@@ -300,6 +300,9 @@ def test_honest_programs_stay_valid():
         "string.ascii_lowercase[1:] + 'a'))": "'xyz'",
         "from fractions import Fraction\nfrom functools import reduce\n"
         "def f(xs):\n    return str(reduce(lambda a, b: a + Fraction(1, b), xs, Fraction(0)))": "[2, 3, 6]",
+        "from collections import namedtuple\nfrom typing import NamedTuple, TypeVar\nT = TypeVar('T')\n"
+        "P = namedtuple('P', 'a b')\nQ = NamedTuple('Q', [('c', int)])\n"
+        "def f(x):\n    return tuple(P(x, 2)) + tuple(Q(x))": "1",
         "def f(n):\n    total = 0\n    for _ in range(n):\n        total += len(type(n).__name__)\n"
         "    return total": "3",
     }
