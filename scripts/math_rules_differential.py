@@ -24,8 +24,9 @@ closing sentence and bold. MATH-500's reference solutions come whole and with th
 The older rules score the plain golds, as runs before rules 3 did (with --old-questions they get
 the questions too, as runs since rules 3 do); the new ones get each item's question with its
 gold. Every changed verdict is classified by the rule that moved it and written to
-DIR/changed.jsonl; the counts per class are printed, and so is how many wrong answers
-and endings of unfinished work the new rules credit (none, where they are right).
+DIR/changed.jsonl (the older rules' verdicts are kept in DIR for the next run); the counts per
+class are printed, and so is how many wrong, unfinished or two-candidate answers the new rules
+credit (none, where they are right).
 """
 
 from __future__ import annotations
@@ -284,20 +285,34 @@ def new_scores(found: list[dict]) -> list[dict]:
     return results
 
 
-def old_scores(found: list[dict], revision: str, questions: bool = False) -> list[dict]:
+def old_scores(found: list[dict], revision: str, questions: bool, cache: Path) -> list[dict]:
     """The verdicts of the rules at `revision` (its `harness` package, run in a child process); with
-    `questions` (rules 3 or later) each gold carries its question and each benchmark its setting."""
+    `questions` (rules 3 or later) each gold carries its question and each benchmark its setting.
+    Verdicts are kept in the JSON file `cache` (one per commit and setting: its rules do not
+    change), and only pairs it lacks are scored."""
+    if questions:
+        old = [
+            {"answer": p["answer"], "gold": gold_text(p["gold"], p["question"])}
+            | {"measured": BENCHMARKS[p["benchmark"]].measured}
+            for p in found
+        ]
+    else:
+        old = [{"answer": p["answer"], "gold": p["gold"]} for p in found]
+    keys = [json.dumps(o, sort_keys=True) for o in old]
+    known = json.loads(cache.read_text()) if cache.is_file() else {}
+    missing = [o for o, key in zip(old, keys, strict=True) if key not in known]
+    if missing:
+        scored = _score_at(revision, list({json.dumps(o, sort_keys=True): o for o in missing}.values()))
+        known |= scored
+        cache.write_text(json.dumps(known))
+    return [known[key] for key in keys]
+
+
+def _score_at(revision: str, old: list[dict]) -> dict[str, dict]:
+    """Score the pairs `old` with the `harness` package of `revision`: key -> verdict."""
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(["git", "archive", revision, "harness"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        if questions:
-            old = [
-                {"answer": p["answer"], "gold": gold_text(p["gold"], p["question"])}
-                | {"measured": BENCHMARKS[p["benchmark"]].measured}
-                for p in found
-            ]
-        else:
-            old = [{"answer": p["answer"], "gold": p["gold"]} for p in found]
         Path(tmp, "pairs.json").write_text(json.dumps(old))
         env_path = {"PYTHONPATH": tmp, "PATH": "/usr/bin:/bin"}
         check = "import harness, sys; assert harness.__file__.startswith(sys.argv[1]), harness.__file__"
@@ -305,7 +320,8 @@ def old_scores(found: list[dict], revision: str, questions: bool = False) -> lis
         subprocess.run(
             [sys.executable, "-c", OLD_SCORER, "pairs.json", "out.json"], cwd=tmp, env=env_path, check=True
         )
-        return json.loads(Path(tmp, "out.json").read_text())
+        scores = json.loads(Path(tmp, "out.json").read_text())
+    return {json.dumps(o, sort_keys=True): score for o, score in zip(old, scores, strict=True)}
 
 
 def shape_of(pair: dict, old: dict, new: dict) -> str:
@@ -351,7 +367,12 @@ def main() -> int:
     args = parser.parse_args()
     found = pairs(args.data_dir, args.limit)
     print(f"{len(found)} pairs", flush=True)
-    old, new = old_scores(found, args.against, args.old_questions), new_scores(found)
+    args.out.mkdir(parents=True, exist_ok=True)
+    revision = subprocess.run(
+        ["git", "rev-parse", args.against], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    cache = args.out / f"old-{revision}{'-questions' if args.old_questions else ''}.json"
+    old, new = old_scores(found, revision, args.old_questions, cache), new_scores(found)
     changed = []
     for pair, before, after in zip(found, old, new, strict=True):
         if before["value"] != after["value"]:
