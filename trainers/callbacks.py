@@ -14,7 +14,7 @@ from transformers import TrainerCallback
 
 from harness import HarnessError
 from harness.io.read import Unfit, loads
-from harness.io.write import append_file
+from harness.io.write import OutDir, append_file
 from harness.progress import duration, log_interval
 from harness.store import RESULTS, RunDir, atomic_write, read_file
 
@@ -133,6 +133,8 @@ class EvalEveryCallback(TrainerCallback):
     def _evaluate(self, step: int, model: str) -> None:
         run_dir = Path(self.config.out) / "evals" / f"step-{step}"
         try:
+            with OutDir.open(Path(self.config.out)) as out, out.folder("evals") as evals:
+                evals.folder(run_dir.name).close()  # made here, so that no link on the way is followed
             self.evaluate(self.config, model, run_dir)
         except HarnessError as e:
             print(f"warning: {e}", flush=True)

@@ -250,5 +250,5 @@ def parse_set(items: list[str]) -> dict[str, Any]:
         try:
             out[key.strip()] = load_yaml(value)
         except Unfit as e:
-            raise HarnessError(f"--set {item!r}: VALUE is not bounded YAML ({_one_line(e)})") from None
+            raise HarnessError(f"--set {item!r}: VALUE is not YAML ({_one_line(e)})") from None
     return out

@@ -416,3 +416,43 @@ def test_a_rules_3_score_is_recomputed_by_a_resumed_eval(tmp_path, tiny_model, s
     run_cli(*args)  # the run is complete: the resumed eval only rescores
     again = [json.loads(line) for line in scores.read_text().splitlines()]
     assert [(r["scorer"], r["value"]) for r in again] == [(r["scorer"], r["value"]) for r in records]
+
+
+# --- hostile text: the rules-4 patterns stay fast on long repeated input ---------------------
+
+FRAGMENTS = (
+    "Converting to a ",
+    "1 = ",
+    "(mod 1) ",
+    "≡ ",
+    "**1** ",
+    "the ",
+    "a=",
+    "word ",
+    "\n\nThis is fine.",
+    "Hence we ",
+    "√",
+    ", n \\in \\mathbb{Z}",
+    " \\text{ where } n",
+    "5% of ",
+    "$$",
+    "times ",
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    head=st.sampled_from(("So ", "Therefore, it is ", "Converting to x, we get ", "So 5% of ", "$$3x = ")),
+    fragment=st.sampled_from(FRAGMENTS),
+    count=st.integers(1000, 10000),
+)
+def test_hostile_text_is_read_quickly(head, fragment, count):
+    import time
+
+    text = head + fragment * count + " 5"
+    start = time.monotonic()
+    final_answer(text, SIMPLIFY + " " + REACTION)
+    same_parameter(text, r"2\pi k", variables)
+    as_latex(text)
+    answer_part(text)
+    assert time.monotonic() - start < 10  # linear: well under a second unloaded
