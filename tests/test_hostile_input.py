@@ -342,3 +342,15 @@ def test_a_bundle_into_a_prepared_folder_never_follows_its_links(tmp_path, evalu
     done = harness("view", "--bundle", str(other), str(evaluated))
     assert done.code == 2 and "was not made by this command" in one_line_error(done)
     assert [p.name for p in other.iterdir()] == ["notes.txt"]
+
+
+def test_a_model_with_pickled_weights_is_refused_before_out_is_written(tmp_path, custom, tiny_model):
+    import torch
+
+    model, out = Path(shutil.copytree(tiny_model, tmp_path / "model")), tmp_path / "out"
+    torch.save({"w": torch.zeros(1)}, model / "pytorch_model.bin")
+    done = harness("train", "grpo", "--model", str(model), "--dataset", str(custom), "--scorer", "math",
+                   "--out", str(out), "--max-steps", "1")  # fmt: skip
+    assert done.code == 2
+    assert one_line_error(done).startswith(f"{model / 'pytorch_model.bin'}: weights saved as a pickle")
+    assert not out.exists()

@@ -277,6 +277,15 @@ def plant_rng_state(folder: Path) -> None:
     torch.save({"python": 1, "numpy": "x", "cpu": torch.zeros(2)}, folder / "rng_state.pth")
 
 
+def plant_torch_file(name: str, value):
+    def plant(folder: Path) -> None:
+        import torch
+
+        torch.save(value, folder / name)
+
+    return plant
+
+
 def plant_trainer_state(text: str):
     return lambda folder: (folder / "trainer_state.json").write_text(text)
 
@@ -287,6 +296,9 @@ def plant_trainer_state(text: str):
         (plant_link, "method_state.json: a symbolic link"),
         (plant_pickled_weights, "pytorch_model.bin: weights saved as a pickle"),
         (plant_rng_state, "rng_state.pth is not TRL's (TypeError"),
+        (plant_torch_file("scheduler.pt", {"base_lrs": "x", "last_epoch": 0}), "scheduler.pt is not TRL's"),
+        (plant_torch_file("optimizer.pt", {"state": [], "param_groups": []}), "optimizer.pt is not TRL's"),
+        (plant_torch_file("optimizer.pt", [1, 2]), "optimizer.pt is not TRL's (a list, not a mapping)"),
         (plant_trainer_state('{"global_step": "1"}'), "trainer_state.json: field global_step: "),
         (plant_trainer_state('{"global_step": 1, "planted": 1}'), "trainer_state.json: field planted: "),
         (plant_trainer_state('{"log_history": ' + "[" * 200 + "]" * 200 + "}"), "nested deeper than 64"),
@@ -334,3 +346,14 @@ def test_a_training_curve_never_waits_on_a_fifo_nor_takes_a_bad_line(tmp_path):
         training_series(tmp_path, "reward")
     (tmp_path / "metrics.jsonl").write_text('{"step": 1, "reward": 0.5}\n{"step": 2, "rew')  # torn
     assert list(training_series(tmp_path, "reward").y) == [0.5]
+
+
+def test_the_view_shows_a_huge_list_cut(tmp_path):
+    from harness.view.files import SHOWN_ITEMS, read_line, scan
+
+    path = tmp_path / "samples.jsonl"
+    path.write_text(json.dumps({"step": 1, "numbers": list(range(300_000))}) + "\n")
+    [(offset, length, _)] = list(scan(path))
+    record = read_line(path, offset, length)
+    assert record["numbers"][:3] == [0, 1, 2] and len(record["numbers"]) == SHOWN_ITEMS + 1
+    assert record["numbers"][-1] == f"... {300_000 - SHOWN_ITEMS} more"

@@ -24,6 +24,7 @@ from harness import HarnessError
 from harness.io.read import (
     RECORDS_BYTES,
     check_regular,
+    loads,
     read_bytes,
     read_json,
     refuse_pickled_weights,
@@ -62,9 +63,10 @@ def read_method_state(folder: Path, rank: int) -> Any:
     from safetensors.torch import load
 
     path = Path(folder) / state_file(rank, "json")
-    data = read_json(path, folder)
+    raw = read_bytes(path, folder)  # a link, a FIFO or a huge file: the reader's one line
     tensors_path = Path(folder) / state_file(rank, "safetensors")
     try:
+        data = loads(raw)
         tensors = (
             load(read_bytes(tensors_path, folder, limit=RECORDS_BYTES))
             if os.path.lexists(tensors_path)
@@ -276,6 +278,12 @@ def _structure_problem(path: Path) -> str | None:
                 isinstance(g, dict) and isinstance(g["params"], list) for g in groups
             ):
                 return "its state or param_groups is not a mapping and a list of groups"
+        elif path.name == "scheduler.pt":
+            numbers = value.get("base_lrs", [])
+            if not isinstance(value.get("last_epoch", 0), int) or not (
+                isinstance(numbers, list) and all(isinstance(n, int | float) for n in numbers)
+            ):
+                return "its last_epoch or base_lrs is not a step and a list of rates"
     except (KeyError, TypeError, ValueError, RuntimeError, IndexError, OverflowError) as e:
         return f"{type(e).__name__}: {str(e)[:120]}"
     return None

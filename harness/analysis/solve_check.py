@@ -15,7 +15,6 @@ aggregates per benchmark to RUN_DIR/analysis/solve_check.json, keyed by mode.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from harness.analysis.steps import (
     solve_check_fields,
     step_texts,
 )
+from harness.io.read import CONFIG_BYTES, Missing, read_json
 from harness.progress import progress_bar
 from harness.runinfo import stable_hash
 from harness.scoring.latex import boxed_contents
@@ -496,8 +496,10 @@ def write_aggregates(out: RunDir, info: dict, label: Label, settings: dict[str, 
 
 
 def _read_aggregates(out: RunDir) -> dict[str, Any]:
-    path = out.file(AGGREGATES)
-    return json.loads(path.read_text()) if path.is_file() else {}
+    try:
+        return read_json(out.file(AGGREGATES), limit=CONFIG_BYTES)
+    except Missing:
+        return {}
 
 
 def _mean(values) -> float | None:

@@ -24,6 +24,7 @@ from typing import Any
 from harness import HarnessError
 from harness.backends import EngineConfig, check_engine, make_backend
 from harness.backends.remote_code import refuse_code_settings
+from harness.io.read import CONFIG_BYTES, Missing, read_text
 from harness.scoring.rules import Gold, no_answer, parse_gold
 from harness.settings import check, setting
 from harness.types import Request, Score
@@ -103,9 +104,12 @@ class JudgeConfig:
         if self.prompt in PROMPTS:
             return PROMPTS[self.prompt]
         path = Path(self.prompt)
-        if not path.is_file():
-            raise HarnessError(f"--judge-prompt {self.prompt!r} is neither {sorted(PROMPTS)} nor a file")
-        text = path.read_text()
+        try:
+            text = read_text(path, limit=CONFIG_BYTES)
+        except Missing:
+            raise HarnessError(
+                f"--judge-prompt {self.prompt!r} is neither {sorted(PROMPTS)} nor a file"
+            ) from None
         missing = [f for f in ("{question}", "{prediction}", "{gold}") if f not in text]
         if missing:
             raise HarnessError(f"judge prompt {path} lacks {', '.join(missing)}")

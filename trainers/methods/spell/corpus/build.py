@@ -58,6 +58,7 @@ from typing import Any
 
 from harness import HarnessError
 from harness.data import read_rows, sha256_file
+from harness.io.read import read_yaml
 from harness.presets import SPELL_BENCHMARKS
 from harness.progress import console
 from trainers.methods.spell.corpus.dataset import Cluster, write_dataset
@@ -171,12 +172,7 @@ def load_config(path: Path | None, *overrides: dict[str, Any], synthetic: bool =
     """DEFAULTS (with SYNTHETIC over them for --synthetic), then the YAML file, then `overrides`."""
     config = merge(DEFAULTS, SYNTHETIC) if synthetic else dict(DEFAULTS)
     if path is not None:
-        import yaml
-
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except yaml.YAMLError as e:
-            raise HarnessError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+        data = read_yaml(Path(path))  # the one reader: bounded, without YAML anchors or aliases
         config = merge(config, data or {}, str(path))
     for override in overrides:
         config = merge(config, override)
