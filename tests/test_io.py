@@ -204,6 +204,33 @@ def test_the_writer_never_follows_a_link(tmp_path):
     assert (out / "plain.txt").read_text() == "a"
 
 
+@PROPERTY
+@given(
+    parts=st.lists(
+        st.sampled_from(["a", "..", ".", "", "link", "file", "x\0y", "%2E%2E", "/"]), min_size=1, max_size=4
+    ),
+    append=st.booleans(),
+)
+def test_whatever_the_name_the_writer_stays_in_its_folder(tmp_path_factory, parts, append):
+    base = tmp_path_factory.mktemp("writer")
+    out, outside = base / "out", base / "outside"
+    outside.mkdir()
+    out.mkdir()
+    (out / "link").symlink_to(outside)
+    (out / "file").symlink_to(outside / "target")
+    relative = "/".join(parts)
+    with within(BOUND_S), OutDir.open(out) as folder:
+        try:
+            folder.append(relative, "x") if append else folder.write(relative, "x")
+        except HarnessError as e:
+            assert "\n" not in str(e)
+        else:
+            written = out / relative
+            assert written.is_file() and not written.is_symlink()
+            assert written.resolve().is_relative_to(out.resolve())
+    assert list(outside.iterdir()) == []
+
+
 def test_a_folder_not_made_by_the_command_is_refused(tmp_path):
     mine = tmp_path / "mine"
     with OutDir.open(mine, mark="MARK"):

@@ -291,12 +291,12 @@ def read_yaml(path: Path, limit: int = CONFIG_BYTES) -> Any:
 
 
 def validate(schema: Any, value: Any, where: str) -> Any:
-    """`value` checked against a pydantic model (or type adapter's type): the model, or a one-line
-    error naming `where` and the first field that does not fit."""
-    from pydantic import TypeAdapter, ValidationError
+    """`value` checked, strictly, against a pydantic model: the model, or a one-line error naming
+    `where` and the first field that does not fit ("PATH: field config.benchmarks.0: ...")."""
+    from pydantic import ValidationError
 
     try:
-        return TypeAdapter(schema).validate_python(value, strict=True)
+        return schema.model_validate(value, strict=True)
     except ValidationError as e:
         first = e.errors()[0]
         field = ".".join(map(str, first["loc"])) or "(the whole file)"

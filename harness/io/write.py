@@ -136,7 +136,7 @@ class OutDir:
 
     def _parent(self, relative: str | Path) -> tuple[OutDir, str]:
         """The folder that holds `relative` (made on the way) and the file's name."""
-        *folders, name = Path(relative).parts
+        *folders, name = str(relative).split("/")  # each part checked, none dropped ('a/./b' is refused)
         _check_part(name, self.path)
         here = OutDir(self.path, os.dup(self.fd))
         for part in folders:
