@@ -97,9 +97,14 @@ def train_command(
         config, {**parse_set(set_ or []), **given}, dry_run=dry_run, trust_remote_code=trust_remote_code
     )
     if dry_run:
+        from trainers.preflight import PROBLEM, checks
         from trainers.run import describe
 
-        typer.echo(json.dumps(describe(cfg), indent=2, default=str))
+        found = checks(cfg)
+        typer.echo(json.dumps({**describe(cfg), "checks": found}, indent=2, default=str))
+        for name, finding in found.items():  # after the JSON, where a reader sees them
+            if finding.startswith(PROBLEM):
+                console.print(f"note: {name}: {finding}", style="yellow", soft_wrap=True, markup=False)
         return
     from harness.terminate import keeping
     from trainers.launch import check_processes, kept, launch_line

@@ -39,7 +39,7 @@ def dry_run(method: str, config: Path, tmp_path: Path, *extra: str) -> dict:
     )
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "o").exists()
-    return json.loads(result.output[result.output.index("{") :])
+    return json.loads(result.stdout[result.stdout.index("{") :])  # the notes after it go to stderr
 
 
 # --- configuration --------------------------------------------------------------------------------
