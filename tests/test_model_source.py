@@ -208,6 +208,7 @@ def remote_code_model(tiny_model, tmp_path) -> tuple[Path, Path]:
     )
     config = json.loads((folder / "config.json").read_text())
     config["auto_map"] = {"AutoModelForCausalLM": "modeling_marked.MarkedForCausalLM"}
+    config["architectures"] = ["MarkedForCausalLM"]  # its own class, as a remote-code model names it
     (folder / "config.json").write_text(json.dumps(config))
     return folder, mark
 
@@ -243,3 +244,24 @@ def test_version_names_the_package_and_the_checkout_commit():
         assert done.stdout == f"harness {__version__} (git {head.stdout.strip()})\n"
     else:  # an installed copy, not a checkout
         assert re.fullmatch(rf"harness {re.escape(__version__)}\n", done.stdout)
+
+
+def test_train_refuses_a_missing_folder_first_and_runs_a_models_code_when_told(tmp_path, remote_code_model):
+    from benchmarks.arithmetic import arithmetic_rows, write_jsonl
+
+    folder, mark = remote_code_model
+    data = write_jsonl(tmp_path / "train.jsonl", arithmetic_rows(8, seed=1))
+    common = ["--dataset", str(data), "--max-steps", "1", "--save-steps", "1", "--num-generations", "2",
+              "--prompts-per-step", "2", "--max-completion-length", "4"]  # fmt: skip
+    missing = harness(
+        "train", "grpo", "--model", str(tmp_path / "nowhere"), *common, "--out", str(tmp_path / "a")
+    )
+    assert one_line_error(missing) == f"--model {tmp_path / 'nowhere'}: no such folder"
+    assert not (tmp_path / "a").exists()
+    out = tmp_path / "trusted"
+    done = harness("train", "grpo", "--model", str(folder), *common, "--out", str(out), "--trust-remote-code")
+    assert done.code == 0, done.stderr
+    assert mark.read_text() == "ran"
+    assert f"--trust-remote-code: the Python code in {folder}" in " ".join(done.stderr.split())
+    saved = json.loads((out / "train.json").read_text())
+    assert saved["config"]["trust_remote_code"] is True
