@@ -97,12 +97,13 @@ def final_line() -> str | None:
 
 @contextlib.contextmanager
 def ignored_by_children() -> Iterator[None]:
-    """Processes started inside ignore SIGINT and SIGTERM from their first instruction (an ignored
-    signal stays ignored across fork and exec, and Python then installs no handler of its own): Ctrl-C
-    reaches every process of the terminal's group, and a worker must neither print a traceback nor die
-    under its parent, which stops it itself. Works in any thread (sigaction through libc: Python's
-    `signal.signal` is for the main thread); meanwhile, for the few milliseconds a start takes, this
-    process ignores them too."""
+    """Processes started inside ignore SIGINT from their first instruction (an ignored signal stays
+    ignored across fork and exec, and Python then installs no handler of its own): Ctrl-C reaches every
+    process of the terminal's group, and a worker must neither print a KeyboardInterrupt traceback nor
+    die under its parent, which stops it itself. SIGTERM keeps its default, a silent end, which
+    multiprocessing's exit handler relies on to stop daemonic workers. Works in any thread (sigaction
+    through libc: Python's `signal.signal` is for the main thread); meanwhile, for the few milliseconds
+    a start takes, this process ignores SIGINT too."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         sigaction = libc.sigaction
@@ -111,11 +112,9 @@ def ignored_by_children() -> Iterator[None]:
         return
     ignore = ctypes.create_string_buffer(SIGACTION_BYTES)  # sa_handler first, no flags, empty mask
     ctypes.c_void_p.from_buffer(ignore).value = SIG_IGN
-    saved = {signum: ctypes.create_string_buffer(SIGACTION_BYTES) for signum in STOPPING}
-    for signum, old in saved.items():
-        sigaction(int(signum), ignore, old)
+    saved = ctypes.create_string_buffer(SIGACTION_BYTES)
+    sigaction(int(signal.SIGINT), ignore, saved)
     try:
         yield
     finally:
-        for signum, old in saved.items():
-            sigaction(int(signum), old, None)
+        sigaction(int(signal.SIGINT), saved, None)

@@ -2,8 +2,8 @@
 
 A call that exceeds its limit has its worker killed (SIGKILL) and replaced; the caller gets a
 `CallTimeout` for it. Nothing a call does can stall the pool, and `signal.alarm` is not needed.
-Workers ignore Ctrl-C and SIGTERM (`terminate.ignored_by_children`): their parent stops them, and a
-worker that printed a traceback or died first would be a crashed call.
+Workers ignore Ctrl-C (`terminate.ignored_by_children`): their parent stops them, and a worker that
+printed a traceback or died first would be a crashed call.
 """
 
 from __future__ import annotations

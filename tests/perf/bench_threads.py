@@ -106,8 +106,12 @@ def main() -> None:
                         print(f"{load:4} {setting:5}: {said}", flush=True)
     print(f"load average at end {os.getloadavg()}")
     for setting in settings:
-        shares = [rates[load, setting] / max(max(rates[load, s] for s in settings), 1e-9) for load in LOADS]
-        slowdown = rates["idle", setting] / max(rates["busy", setting], 1e-9)
+        if not all(rates[load, setting] for load in LOADS):
+            print(f"{setting:5}: finished no batch within --timeout {args.timeout:g} s, idle or busy")
+            continue
+        best = [max(rates[load, s] for s in settings) for load in LOADS]
+        shares = [rates[load, setting] / top for load, top in zip(LOADS, best, strict=True)]
+        slowdown = rates["idle", setting] / rates["busy", setting]
         print(
             f"{setting:5}: busy is {slowdown:.2f}x slower than idle; "
             f"{shares[0]:.0%} of the best idle, {shares[1]:.0%} of the best busy"
