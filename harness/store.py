@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel, model_validator
 
 from harness import HarnessError
 from harness.io.read import RECORDS_BYTES, Missing, Unfit, loads, read_bytes, validate
@@ -54,6 +54,34 @@ CONFIG_FIELDS = {"benchmarks": list}  # run.json's config
 METRICS_FIELDS = {"n_items": int}  # each benchmark's in results.json
 
 
+class Metrics(BaseModel, extra="allow"):
+    """One benchmark's entry in results.json (and each group's in its breakdown): the named fields
+    of their types, and every `NAME@K` metric a number."""
+
+    n_items: int
+    n_samples: int = 0
+    ci95: list[float] | None = None
+    truncated_rate: float | None = None
+    unextracted_rate: float | None = None
+    mean_completion_tokens: float | None = None
+    distinct_answers: int | None = None
+    mode_answer: str | None = None
+    mode_answer_share: float | None = None
+    constant_baseline: float | None = None
+    samples_per_item: dict[str, int] | None = None
+    breakdown: dict[str, dict[str, Metrics]] | None = None
+
+    @model_validator(mode="after")
+    def _metrics_are_numbers(self) -> Metrics:
+        for key, value in (self.model_extra or {}).items():
+            if "@" in key and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ValueError(f"{key} is {value!r}, not a number"[:120])
+        return self
+
+
+Results = RootModel[dict[str, Metrics]]
+
+
 class RunConfig(BaseModel, extra="allow"):
     """run.json's `config`, as far as readers rely on it (fields are checked only where present)."""
 
@@ -86,6 +114,9 @@ class RunInfo(BaseModel, extra="allow"):
     scorer_versions: dict[str, str] = {}
     sandbox: dict[str, Any] = {}
     judge_base_url: str | None = None
+
+
+SCHEMAS: dict[str, Any] = {RUN: RunInfo, RESULTS: Results}
 
 
 def read_file(path: Path) -> bytes:
@@ -127,8 +158,8 @@ class RunDir:
         problem = _json_problem(name, obj)
         if problem:
             raise HarnessError(f"{path}: not a harness {name} ({problem}); {REPAIR_JSON}")
-        if name == RUN:
-            validate(RunInfo, obj, str(path))
+        if name in SCHEMAS:
+            validate(SCHEMAS[name], obj, str(path))
         return obj
 
     def write_json(self, name: str, obj: Any) -> None:

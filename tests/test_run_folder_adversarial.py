@@ -184,3 +184,22 @@ def test_a_symlinked_lock_is_refused(tmp_path, runs):
     os.symlink(outside, run / ".lock")
     assert "a symbolic link" in one_line_error(harness("score", str(run)))
     assert outside.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize(
+    ("metrics", "problem"),
+    [
+        ({"n_items": "2"}, "not a harness results.json (field 'n_items' is '2')"),
+        ({"n_items": 2, "avg@1": "high"}, "field {b}: Value error, avg@1 is 'high', not a number"),
+        ({"n_items": 2, "ci95": 0.5}, "field {b}.ci95: Input should be a valid list"),
+    ],
+)
+def test_wrong_typed_results_json_is_one_line_for_every_reader(tmp_path, runs, metrics, problem):
+    run = copy(runs["base"], tmp_path)
+    benchmark = next(iter(json.loads((run / RESULTS).read_text())))
+    (run / RESULTS).write_text(json.dumps({benchmark: metrics}))
+    expected = f"{run / RESULTS}: " + problem.format(b=benchmark)
+    assert one_line_error(harness("table", str(run))).startswith(expected)
+    assert one_line_error(harness("export", str(run), "--format", "lm-eval")).startswith(expected)
+    if "not a harness" not in problem:  # the view reads results.json by its schema alone
+        assert expected in one_line_error(harness("view", "--bundle", str(tmp_path / "bundle"), str(run)))

@@ -11,7 +11,7 @@ from typing import Any
 from harness import HarnessError
 from harness.io.read import validate
 from harness.scoring.rules import accepted_answers
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunInfo
+from harness.store import GENERATIONS, RESULTS, RUN, SCORES, Results, RunInfo
 from harness.view.files import inside, read_json, read_line, scan
 from harness.view.prompts import PromptSource
 
@@ -92,6 +92,8 @@ class EvalRun:
         validate(RunInfo, info, str(self.path / RUN))
         self.info, self.config = info, info["config"]
         results = read_json(self.path, RESULTS)
+        if results is not None:
+            validate(Results, results, str(self.path / RESULTS))
         self.results = results if isinstance(results, dict) else {}
         self.generations, self.scores = inside(self.path, GENERATIONS), inside(self.path, SCORES)
         self.prompts = PromptSource(info)
