@@ -163,7 +163,11 @@ ESCAPES = {
     "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__": "attribute __traceback__ is not allowed",
     "open(4, 'w').write('[42]')": "open is not allowed",
     "import os\nos.write(4, b'[42]')": "import of os is not allowed",
-    "'{0.__class__}'.format(1)": "attribute format is not allowed",
+    "'{0.__class__}'.format(1)": "format fields with attribute or index access are not allowed",
+    "'{0[0]}'.format([1])": "format fields with attribute or index access are not allowed",
+    "'{:{0.real}}'.format(1)": "format fields with attribute or index access are not allowed",
+    "s = '{0.__class__}'\ns.format(1)": "attribute format is not allowed",
+    "str.format('{}', 1)": "attribute format is not allowed",
     "'{x.y}'.format_map({})": "attribute format_map is not allowed",
     "import string\nstring.Formatter().get_field('0.x', [1], {})": "attribute get_field is not allowed",
     "from operator import attrgetter": "attribute attrgetter is not allowed",
@@ -231,6 +235,7 @@ def test_honest_code_passes():
         "    seen = {x: i for i, x in enumerate(xs)}\n"
         "    try:\n        q = xs[0] // total\n    except ZeroDivisionError as e:\n        q = str(e)\n"
         "    return f'{total}:{q!r}' + str(type(q)) + '_'.join(sorted(Counter('ab')))\n"
+        "def g(a, b):\n    return '{} and {:>{w}}, {name}'.format(a, b, w=3, name='x')\n"
     )
     assert check_program(code) is None
 

@@ -9,7 +9,8 @@ names from `BUILTINS`, imports from `MODULES`. On top of that allowlist it refus
 - `type` except as a one-argument call (three-argument `type` builds classes from a dict);
 - attributes that reach frames, code objects or tracebacks (``f_``, ``tb_``, ``gi_``, ``cr_``,
   ``ag_``, ``co_`` prefixes) and the names in `ATTRIBUTES`: string-driven attribute lookups
-  (`str.format`'s ``{0.attr}`` fields, `operator.attrgetter`, `functools.update_wrapper`...),
+  (`str.format`, whose ``{0.attr}`` fields look attributes up, except on a string literal whose
+  fields are plain; `operator.attrgetter`, `functools.update_wrapper`...),
   evaluation of annotation strings (`typing.get_type_hints`) and modules that the allowed modules
   hold as attributes (``statistics.sys``);
 - dunder-shaped string constants (``"__class__"``), a second line of defence for the above.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import string
 
 from harness.threadsafe_ast import parse
 
@@ -247,6 +249,7 @@ NODES = frozenset(
     }
 )
 _DUNDER_STRING = re.compile(r"__\w+__")
+_FIELD = re.compile(r"\w*")  # a format field's name: a position or a keyword, never `.attr` or `[key]`
 
 
 class _Refused(Exception):
@@ -290,7 +293,8 @@ class _Walk:
             if node.id == "type" and id(node) not in self.type_calls:
                 raise _Refused("type is allowed only as type(x)")
         elif isinstance(node, ast.Attribute):
-            _attribute(node.attr)
+            if not _literal_format(node):
+                _attribute(node.attr)
         elif isinstance(node, ast.Call):
             one = len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred)
             if one and isinstance(node.func, ast.Name):
@@ -319,6 +323,29 @@ class _Walk:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if _DUNDER_STRING.fullmatch(node.value):
                 raise _Refused(f"string {node.value!r} is not allowed")
+
+
+def _literal_format(node: ast.Attribute) -> bool:
+    """Whether `node` is ``"...".format`` on a string literal whose fields are positions or names only
+    ("{}", "{0:>{1}}", "{name}"): the one `str.format` that cannot reach an attribute."""
+    if node.attr != "format" or not (
+        isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    ):
+        return False
+    if not _plain_fields(node.value.value):
+        raise _Refused("format fields with attribute or index access are not allowed")
+    return True
+
+
+def _plain_fields(text: str) -> bool:
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError:
+        return False
+    return all(
+        (field is None or _FIELD.fullmatch(field)) and (not spec or _plain_fields(spec))
+        for _, field, spec, _ in fields
+    )
 
 
 def _import_from(node: ast.ImportFrom) -> None:
