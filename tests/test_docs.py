@@ -3,6 +3,9 @@ names they define (the conventions are in docs/architecture.md, "The documentati
 
 - A fenced bash block after a `<!-- runnable -->` line is run: each command must be cheap (`--help`,
   `list`, `--dry-run`, `tiny-model`) and exit 0.
+- The README's blocks after a `<!-- tour -->` line run as one script, in order, in a copy of the
+  repository's files with nothing beside it (a fresh clone: no ../shared), offline: in
+  tests/test_readme_tour.py, which takes minutes (these checks take seconds).
 - Every `harness` command in any bash block is parsed by the real command line (nothing runs): an
   unknown command or option fails.
 - Every metric name the pages mention is one the code logs, and every one the code logs (and every
@@ -32,6 +35,7 @@ from trainers.names import method_names
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 RUNNABLE = "<!-- runnable -->"
+TOUR = "<!-- tour -->"  # the README's tour: its blocks run as one script from a fresh clone
 CHEAP_COMMANDS = {"list", "tiny-model"}  # besides any command with --help or --dry-run
 TIMEOUT = 120  # seconds per runnable command
 
@@ -127,7 +131,8 @@ ALL_COMMANDS = commands()
 
 def test_the_pages_show_commands_and_some_are_runnable():
     assert len(ALL_COMMANDS) > 40
-    assert {c.page for c in ALL_COMMANDS if c.runnable} >= {"README.md", "docs/install.md"}
+    assert {c.page for c in ALL_COMMANDS if c.runnable} >= {"docs/install.md"}
+    assert (REPO / "README.md").read_text().count(f"{TOUR}\n```bash") >= 3  # tests/test_readme_tour.py
 
 
 @pytest.mark.parametrize("command", ALL_COMMANDS, ids=str)
