@@ -122,6 +122,19 @@ def test_a_call_is_refused_exactly_when_the_rules_say(function, count, keyword):
         assert refused == name_refused(function), function
 
 
+FORMAT_PARTS = ["{}", "{0}", "{name}", "{0:>3}", "{:{1}}", "text", "{{", "}}", "{0!r}"]
+FORMAT_LOOKUPS = ["{0.real}", "{0[0]}", "{a.__class__}", "{:{0.x}}", "{name[key]}"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(FORMAT_PARTS + FORMAT_LOOKUPS), max_size=4))
+def test_a_literal_format_string_passes_exactly_when_its_fields_are_plain(parts):
+    text = "".join(parts)
+    looks_up = any(part in FORMAT_LOOKUPS for part in parts)
+    assert (check_program(f"y = {text!r}.format(a, b, name=c)") is None) == (not looks_up), text
+    assert check_program(f"s = {text!r}\ny = s.format(a)") == "attribute format is not allowed"
+
+
 EXPRESSION_WRAPPERS = ["(lambda: {e})", "[{e} for q in r]", 'f"{{ {e} }}"', "g({e})", "d[{e}]", "{{1: {e}}}"]
 STATEMENT_WRAPPERS = [
     "def f(a={e}):\n    return 1",
