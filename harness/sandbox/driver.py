@@ -327,7 +327,7 @@ def denied(name, names):
 
 def guarded_import(uses, name, globals=None, locals=None, fromlist=(), level=0):
     """builtins.__import__ once sealed: a forbidden module is refused unless a module's own code asks
-    (numpy importing os), told by the caller's globals being a loaded module's namespace."""
+    (statistics importing random), told by the caller's globals being a loaded module's namespace."""
     real_import, modules, banned, is_denied, isinstance_, dict_, getattr_, ImportError_ = uses
     if level == 0:
         library = False
