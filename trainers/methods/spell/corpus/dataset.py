@@ -15,12 +15,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.io.read import (
+    CONFIG_BYTES,
+    DATA_INT_DIGITS,
+    RECORDS_BYTES,
+    Unfit,
+    loads,
+    read_bytes,
+    read_json,
+    read_text,
+)
 
 TASKS = ("doc_general_qa", "docmath_qa", "doc_mc")
 FORMAT_VERSION = 1
@@ -38,7 +49,7 @@ class Cluster:
 
 def dataset_version(clusters_file: Path) -> str:
     """The dataset's version: the first 16 hex digits of the sha256 of its clusters.jsonl."""
-    return hashlib.sha256(clusters_file.read_bytes()).hexdigest()[:16]
+    return hashlib.sha256(read_bytes(clusters_file, limit=RECORDS_BYTES)).hexdigest()[:16]
 
 
 def _row(cluster: Cluster) -> str:
@@ -93,18 +104,15 @@ def load_clusters(path: str | Path) -> list[Cluster]:
 
 def _read(file: Path) -> Iterable[Cluster]:
     seen: set[str] = set()
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise HarnessError(f"{file}: not UTF-8 text") from None
+    lines = read_text(file, limit=RECORDS_BYTES).splitlines()  # the one reader: no link, no FIFO
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{file}:{number}"
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise HarnessError(f"{where}: malformed JSON line ({e.msg})") from None
+            row = loads(line, DATA_INT_DIGITS)
+        except Unfit as e:
+            raise HarnessError(f"{where}: malformed JSON line ({e})") from None
         if not isinstance(row, dict):
             raise HarnessError(f"{where}: expected a JSON object, got {type(row).__name__}")
         missing = [k for k in FIELDS if k not in row]
@@ -142,12 +150,12 @@ def _check(cluster: Cluster, where: str, seen: set[str]) -> None:
 def _check_manifest(file: Path) -> None:
     """A manifest beside the file must name this file's dataset version (edited by hand otherwise)."""
     manifest = file.parent / MANIFEST_FILE
-    if file.name != CLUSTERS_FILE or not manifest.is_file():
+    if file.name != CLUSTERS_FILE or not os.path.lexists(manifest):
         return
-    try:
-        recorded = json.loads(manifest.read_text(encoding="utf-8")).get("dataset_version")
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
-        raise HarnessError(f"{manifest}: not a JSON object") from None
+    recorded = read_json(manifest, limit=CONFIG_BYTES)
+    if not isinstance(recorded, dict):
+        raise HarnessError(f"{manifest}: not a JSON object")
+    recorded = recorded.get("dataset_version")
     actual = dataset_version(file)
     if recorded != actual:
         raise HarnessError(
