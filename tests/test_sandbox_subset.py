@@ -213,6 +213,8 @@ ESCAPES = {
     "x = eval": "eval is not allowed",
     "def f(x):\n    return x.__code__": "attribute __code__ is not allowed",
     "def f(_a):\n    return _a": "name _a is not allowed",
+    "\uff47etattr(x, 'y')": "getattr is not allowed",  # a fullwidth g: identifiers are NFKC-normalised
+    "x.\uff46_back": "attribute f_back is not allowed",
 }
 
 
