@@ -384,3 +384,19 @@ def test_the_view_shows_a_huge_list_cut(tmp_path):
     record = read_line(path, offset, length)
     assert record["numbers"][:3] == [0, 1, 2] and len(record["numbers"]) == SHOWN_ITEMS + 1
     assert record["numbers"][-1] == f"... {300_000 - SHOWN_ITEMS} more"
+
+
+def test_a_method_state_is_saved_through_no_link(tmp_path):
+    import torch
+
+    from trainers.checkpoints import read_method_state, save_method_state
+
+    folder, outside = tmp_path / "checkpoint-1", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    for name in ("method_state.json", "method_state.safetensors"):
+        (folder / name).symlink_to(outside / name)
+    save_method_state(folder, 0, {"pool": torch.ones(2), "n": 3})
+    assert list(outside.iterdir()) == [] and not (folder / "method_state.json").is_symlink()
+    state = read_method_state(folder, 0)
+    assert state["n"] == 3 and state["pool"].tolist() == [1.0, 1.0]

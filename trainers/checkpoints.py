@@ -30,7 +30,7 @@ from harness.io.read import (
     refuse_pickled_weights,
     validate,
 )
-from harness.store import atomic_write
+from harness.io.write import write_file
 
 STATE = "method_state"
 LEGACY_STATES = ("method_state.pt", "backend_state.pt")  # pickles, from before this format
@@ -47,13 +47,13 @@ def state_file(rank: int, suffix: str) -> str:
 
 def save_method_state(folder: Path, rank: int, state: Any) -> None:
     """Write `state` into `folder`: tensors first, the JSON last (its presence marks the save done)."""
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     tensors: dict[str, Any] = {}
     text = json.dumps(_encode(state, tensors), allow_nan=True)
-    if tensors:
-        save_file(tensors, str(Path(folder) / state_file(rank, "safetensors")))
-    atomic_write(Path(folder) / state_file(rank, "json"), text + "\n")
+    if tensors:  # through the one writer: a link at that name is replaced, never followed
+        write_file(Path(folder) / state_file(rank, "safetensors"), save(tensors))
+    write_file(Path(folder) / state_file(rank, "json"), text + "\n")
 
 
 def read_method_state(folder: Path, rank: int) -> Any:

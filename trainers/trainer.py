@@ -15,6 +15,7 @@ import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -24,6 +25,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
 from trl.trainer.utils import RepeatSampler, get_config_model_id, pad
 
+from harness.io.write import write_file
 from trainers.checkpoints import load_method_state, save_method_state
 from trainers.engine import make_engine
 from trainers.masks import completion_mask as make_completion_mask
@@ -279,8 +281,7 @@ class MethodGRPOTrainer(GRPOTrainer):
                 f"# {model_name or 'model'}\n\nFine-tuned from the local model `{source}` by `harness train "
                 f"{self.method.name}` (TRL {self._name}).\n"
             )
-            with open(os.path.join(self.args.output_dir, "README.md"), "w") as f:
-                f.write(card)
+            write_file(Path(self.args.output_dir) / "README.md", card)  # never through a link
 
     # --- method state in checkpoints -----------------------------------------------------------------
 
