@@ -207,3 +207,37 @@ def test_what_was_kept_is_said_after_the_command_has_unwound(monkeypatch):
     with pytest.raises(ValueError), keeping(lambda: "runs/x keeps it all"):
         raise ValueError("a bug, not an interrupt")
     assert final_line() == "interrupted: nothing was written; the same command resumes"
+
+
+@pytest.mark.slow
+def test_an_interrupted_two_process_train_says_its_line_once_and_no_rank_prints_a_traceback(tmp_path):
+    """Under torchrun each rank gets the Ctrl-C: the main one says what was kept, the other says
+    nothing, and neither prints a traceback (torchrun, the launcher, reports the signal its own way)."""
+    from harness.tiny_model import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "model", thinking=False)
+    train_file = write_jsonl(tmp_path / "train.jsonl", arithmetic_rows(64, seed=1))
+    out = tmp_path / "run"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "harness", "train",
+         "grpo", "--model", str(model), "--dataset", str(train_file), "--out", str(out), "--max-steps", "12",
+         "--save-steps", "1", "--num-generations", "2", "--prompts-per-step", "2",
+         "--max-completion-length", "4"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not (out / "checkpoint-2" / "trainer_state.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    said = [line for line in stderr.splitlines() if line.startswith("interrupted: ")]
+    assert len(said) == 1 and said[0].startswith(f"interrupted: {out} keeps checkpoint-"), stderr[-3000:]
+    assert said[0].endswith("of 12); the same command resumes")
+    harness_frames = [line for line in stderr.splitlines() if "/harness/" in line or "/trainers/" in line]
+    assert not harness_frames and "KeyboardInterrupt" not in stderr, stderr[-3000:]
