@@ -8,6 +8,7 @@ and tests. Runs are labelled with their directory names; y values are percentage
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from math import ceil
 from pathlib import Path
@@ -19,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator, PercentFormatter
 
 from harness import HarnessError
+from harness.io.write import OutDir
 from harness.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from harness.report.plotdata import (
     accuracy_by_length,
@@ -74,10 +76,12 @@ def save(fig: Figure, out: str | Path) -> list[Path]:
     stem = Path(out)
     if stem.suffix in (".png", ".pdf"):
         stem = stem.with_suffix("")
-    stem.parent.mkdir(parents=True, exist_ok=True)
     png, pdf = stem.with_name(stem.name + ".png"), stem.with_name(stem.name + ".pdf")
-    fig.savefig(png, dpi=150)
-    fig.savefig(pdf, metadata={"CreationDate": None})  # no timestamp: same runs, same bytes
+    with OutDir.open(stem.parent) as folder:  # the one writer: a link at either name is replaced
+        for path, options in ((png, {"dpi": 150}), (pdf, {"metadata": {"CreationDate": None}})):
+            image = io.BytesIO()  # the PDF without a timestamp: same runs, same bytes
+            fig.savefig(image, format=path.suffix[1:], **options)
+            folder.write(path.name, image.getvalue())
     return [png, pdf]
 
 
