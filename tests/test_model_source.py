@@ -181,6 +181,7 @@ def test_options_that_change_loading_are_part_of_the_runs_identity(tmp_path, ite
         (["--model-arg", "attn_implementation=kernels-community/flash-attn"], "use --trust-remote-code"),
         (["--model-arg", "dtype=float32"], "--model-arg dtype: use its own option, --dtype"),
         (["--model-arg", "x"], "--model-arg expects KEY=VALUE"),
+        (["--backend", "vllm", "--model-arg", "enable_prefix_caching=false"], "the vllm backend sets it"),
         (["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model-arg", "a=1"],
          "--model-arg is for local engines"),
         (["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--raw-prompt"],

@@ -11,6 +11,13 @@ from harness.hub import check_model_source
 from harness.settings import check, option_name, setting
 
 BACKENDS = ("hf", "vllm", "openai")
+# keyword arguments each engine is given from its options, so --model-arg may not give them again
+SET_BY_BACKEND = {
+    "hf": frozenset({"pretrained_model_name_or_path"}),
+    "vllm": frozenset(
+        {"tokenizer_revision", "enable_prefix_caching", "enable_chunked_prefill", "max_logprobs"}
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -80,9 +87,11 @@ def check_engine(engine: EngineConfig) -> None:
             "--raw-prompt with --backend openai needs --api completions (chat applies a template)"
         )
     refuse_code_settings(dict(engine.model_args), "--model-arg")
-    owned = sorted(set(dict(engine.model_args)) & {f.name for f in fields(EngineConfig)})
-    if owned:
-        raise HarnessError(f"--model-arg {owned[0]}: use its own option, {option_name(owned[0])}")
+    for key in dict(engine.model_args):
+        if key in {f.name for f in fields(EngineConfig)}:
+            raise HarnessError(f"--model-arg {key}: use its own option, {option_name(key)}")
+        if key in SET_BY_BACKEND.get(engine.backend, ()):
+            raise HarnessError(f"--model-arg {key}: the {engine.backend} backend sets it from its options")
 
 
 def check_model(engine: EngineConfig) -> None:
