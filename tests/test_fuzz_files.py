@@ -4,6 +4,7 @@ never a traceback (issue 16, point 5). Bounded: a few examples per command, run 
 import json
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,43 @@ def test_reading_a_corrupted_run(run, name, line):
             done = harness("regress", str(run), str(bad))
             assert done.code == 3 and one_line_error(done)
             refused("plot", "pass-at-k", str(bad), "--out", f"{tmp}/plot")
+
+
+def alias_bomb(levels: int, width: int) -> str:
+    anchors = [f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * width)}]" for k in range(1, levels)]
+    return "\n".join(["a0: &a0 [x]", *anchors]) + "\n"
+
+
+hostile_yaml = st.one_of(
+    st.tuples(st.integers(2, 10), st.integers(2, 10)).map(lambda t: alias_bomb(*t)),
+    st.integers(1, 50_000).map(lambda n: "trl: " + "[" * n + "]" * n + "\n"),
+    st.integers(1, 5000).map(lambda n: "seed: " + "9" * n + "\n"),
+    st.integers(60, 80).map(lambda n: f"seed: {2**n}\n"),
+    st.sampled_from(["trl: {1: a, b: c}\n", "? [a]\n: b\n", "seed: 2001-01-01\n", "trl: !!binary aGk=\n"]),
+    st.binary(max_size=80).map(lambda b: b.decode("latin-1")),
+)
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory) -> None:
+    """One dry run first, so that the time bound below measures the config, not the first imports."""
+    config = tmp_path_factory.mktemp("warm") / "config.yaml"
+    config.write_text("method: grpo\nmodel: m\ndataset: d\n")
+    harness("train", "grpo", "--config", str(config), "--dry-run")
+
+
+@FUZZ
+@given(text=hostile_yaml, nul=st.booleans())
+def test_a_hostile_train_config_is_one_line_in_a_dry_run_at_once(warm, text, nul):
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "config.yaml"
+        config.write_bytes(
+            b"method: grpo\nmodel: m\ndataset: d\n" + text.encode("utf-8", "replace") + b"\0" * nul
+        )
+        started = time.monotonic()
+        done = harness("train", "grpo", "--config", str(config), "--dry-run", "--out", f"{tmp}/out")
+        assert time.monotonic() - started < 2
+        assert done.code in (0, 2), done
+        if done.code:
+            one_line_error(done)
+        assert not (Path(tmp) / "out").exists()
