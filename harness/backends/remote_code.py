@@ -36,10 +36,10 @@ HUB_KERNEL = re.compile(r"^[^/:]+/[^/:]+(?:@[^/:]+)?(?::[^/:]+)?$")
 MAX_DEPTH = 64  # deeper nesting is refused rather than walked
 
 
-def code_settings(value: Any, path: str = "") -> Iterator[str]:
+def code_settings(value: Any) -> Iterator[str]:
     """The dotted path of every setting in `value` (mappings and lists at any depth, JSON text included:
     TRL reads `model_init_kwargs` from a JSON string) that would run a model's or the Hub's code."""
-    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
     while stack:
         node, where, depth = stack.pop()
         if depth > MAX_DEPTH:
