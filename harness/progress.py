@@ -1,9 +1,9 @@
 """Progress bars (with ETA) and the console they draw on; plain lines where stderr is a log.
 
 A terminal gets rich's live bars. A file, a pipe, CI or a batch scheduler gets `LogProgress`: one line
-per task at every 5 % and at least every HARNESS_PROGRESS_SECONDS (30 s) while it runs, each with
-done/total, the elapsed time, the rate and the ETA, written as it happens (live bars drawn to a file
-appear only at the end).
+per task at every 5 % (but not within a tenth of the interval of its previous line) and at least every
+HARNESS_PROGRESS_SECONDS (30 s) while it runs, each with done/total, the elapsed time, the rate and the
+ETA, written as it happens (live bars drawn to a file appear only at the end).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ if not console.is_terminal:  # logs and CI: wide enough for the summary table
 
 INTERVAL_VARIABLE = "HARNESS_PROGRESS_SECONDS"
 INTERVAL = 30.0  # seconds between a log's progress lines, at most, while a task runs
-STEP = 0.05  # and a line at every 5 % done
+STEP = 0.05  # and a line at every 5 % done, unless the previous one is younger than interval * GAP
+GAP = 0.1
 
 
 def progress_bar() -> Progress | LogProgress:
@@ -88,7 +89,8 @@ class _Task:
         text += f" ({self.done / self.total:.0%}) in {duration(elapsed)}" if self.total else ""
         if self.done and elapsed > 0:
             rate = self.done / elapsed
-            text += f", {rate:.3g} {self.unit}/s"
+            text += f", {rate:.0f}" if rate >= 100 else f", {rate:.3g}"
+            text += f" {self.unit}/s"
             if self.done < self.total:
                 text += f", ETA {duration((self.total - self.done) / rate)}"
         return text
@@ -97,7 +99,8 @@ class _Task:
 @dataclass
 class LogProgress:
     """rich's `Progress` interface (add_task, advance, update, a context) writing plain lines: at each
-    5 % step a task crosses, every `interval` seconds while a task is unfinished, and at the end."""
+    5 % step a task crosses (not within `interval * GAP` of its last line, unless it is done), every
+    `interval` seconds while a task is unfinished, and at the end."""
 
     write: Callable[[str], None]
     interval: float = INTERVAL
@@ -136,7 +139,9 @@ class LogProgress:
             task = self.tasks[task_id]
             before = task.done
             task.done += int(advance)
-            if task.total and self._steps(task, before) != self._steps(task, task.done):
+            stepped = task.total and self._steps(task, before) != self._steps(task, task.done)
+            recent = self.clock() - max(task.said_at, task.started) < self.interval * GAP
+            if stepped and (task.done >= task.total or not recent):
                 self._say(task)
 
     @staticmethod

@@ -50,7 +50,7 @@ import random
 import re
 import tempfile
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -60,7 +60,7 @@ from harness import HarnessError
 from harness.data import read_rows, sha256_file
 from harness.io.read import read_yaml
 from harness.presets import SPELL_BENCHMARKS
-from harness.progress import console
+from harness.progress import console, progress_bar
 from trainers.methods.spell.corpus.dataset import Cluster, write_dataset
 
 MINHASH_SEED, MINHASH_SCHEME = 1, "affine32"
@@ -390,15 +390,18 @@ def shingles(text: str, n: int) -> set[bytes]:
     return {" ".join(tokens[i : i + n]).encode() for i in range(len(tokens) - n + 1)}
 
 
-def signatures(texts: Iterable[str], num_perm: int, shingle_words: int) -> list:
-    """datasketch MinHash signatures of the texts' shingles."""
+def signatures(texts: Sequence[str], num_perm: int, shingle_words: int, what: str = "minhash") -> list:
+    """datasketch MinHash signatures of the texts' shingles (with a progress bar, or lines in a log)."""
     from datasketch import LeanMinHash, MinHash
 
     batches = (sorted(shingles(t, shingle_words)) for t in texts)
-    return [
-        LeanMinHash(m)
-        for m in MinHash.generator(batches, num_perm=num_perm, seed=MINHASH_SEED, scheme=MINHASH_SCHEME)
-    ]
+    made = []
+    with progress_bar() as bar:
+        task = bar.add_task(what, total=len(texts), unit="texts")
+        for m in MinHash.generator(batches, num_perm=num_perm, seed=MINHASH_SEED, scheme=MINHASH_SCHEME):
+            made.append(LeanMinHash(m))
+            bar.advance(task, 1)
+    return made
 
 
 def deduplicate(sigs: list, threshold: float, num_perm: int) -> tuple[list[int], dict[int, int]]:
@@ -529,7 +532,12 @@ def embed(texts: list[str], model: str, batch_size: int, device: str | None, max
     import numpy as np
 
     encoder = _embedder(model, device, max_seq_length)
-    vectors = encoder.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+    with progress_bar() as bar:  # one call, as its batches decide the vectors: in a log, a line a while
+        task = bar.add_task("embedding", total=len(texts), unit="documents")
+        vectors = encoder.encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        bar.advance(task, len(texts))
     return np.asarray(vectors, dtype=np.float32)
 
 
@@ -712,10 +720,10 @@ def build(
     console.print(f"docmath: read {docmath_read} reports, {len(reports)} within the token budget")
     filtered = {"web": len(web), "docmath": len(reports)}
 
-    web_sigs = signatures((d.text for d in web), num_perm, n)
+    web_sigs = signatures([d.text for d in web], num_perm, n, "minhash web")
     kept, _ = deduplicate(web_sigs, threshold, num_perm)
     web, web_sigs = [web[i] for i in kept], [web_sigs[i] for i in kept]
-    report_sigs = signatures((r.text for r in reports), num_perm, n)
+    report_sigs = signatures([r.text for r in reports], num_perm, n, "minhash docmath")
     kept, _ = deduplicate(report_sigs, threshold, num_perm)
     reports, report_sigs = [reports[i] for i in kept], [report_sigs[i] for i in kept]
     deduplicated = {"web": len(web), "docmath": len(reports)}
@@ -724,7 +732,7 @@ def build(
     named, benchmark_inputs = load_benchmark_passages(
         decon["benchmarks"], decon["data_dir"], base, decon["chunk_words"], decon["min_words"]
     )
-    passage_sigs = signatures((p for _, p in named), num_perm, n)
+    passage_sigs = signatures([p for _, p in named], num_perm, n, "minhash passages")
     passage_names = [name for name, _ in named]
     kept, web_hits = decontaminate(web_sigs, passage_sigs, passage_names, threshold, num_perm)
     web = [web[i] for i in kept]
