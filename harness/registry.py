@@ -8,6 +8,7 @@ packages both register is refused, so a package cannot quietly replace another's
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, TypeVar
@@ -15,6 +16,22 @@ from typing import Any, Generic, TypeVar
 from harness import HarnessError
 
 T = TypeVar("T")
+
+
+@functools.cache
+def registered(group: str, kind: str) -> dict[str, EntryPoint]:
+    """Each name of entry-point `group` with its entry point, by name, read once per process (nothing is
+    imported); a name two packages register differently is refused, naming both (`kind` names one)."""
+    found: dict[str, EntryPoint] = {}
+    for point in entry_points(group=group):
+        earlier = found.get(point.name)
+        if earlier is not None and earlier.value != point.value:
+            raise HarnessError(
+                f"{kind} {point.name!r} is registered twice ({_origin(earlier)} and {_origin(point)}); "
+                "uninstall one of the packages"
+            )
+        found[point.name] = point
+    return dict(sorted(found.items()))
 
 
 class Registry(Mapping[str, T], Generic[T]):
@@ -25,23 +42,10 @@ class Registry(Mapping[str, T], Generic[T]):
         self.group = group
         self.kind = kind
         self._check = check
-        self._points: dict[str, EntryPoint] | None = None
         self._loaded: dict[str, T] = {}
 
     def points(self) -> dict[str, EntryPoint]:
-        """Each name's entry point, by name; read once per process."""
-        if self._points is None:
-            found: dict[str, EntryPoint] = {}
-            for point in entry_points(group=self.group):
-                earlier = found.get(point.name)
-                if earlier is not None and earlier.value != point.value:
-                    raise HarnessError(
-                        f"{self.kind} {point.name!r} is registered twice ({_origin(earlier)} and "
-                        f"{_origin(point)}); uninstall one of the packages"
-                    )
-                found[point.name] = point
-            self._points = dict(sorted(found.items()))
-        return self._points
+        return registered(self.group, self.kind)
 
     def names(self) -> tuple[str, ...]:
         return tuple(self.points())

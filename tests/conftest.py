@@ -14,6 +14,17 @@ os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")  # before anythin
 collect_ignore = [] if importlib.util.find_spec("vllm") else ["engines"]
 
 
+# each builds or loads a model: a test that uses one, directly or through another fixture, is `slow`
+MODEL_FIXTURES = {"tiny_model", "answering_model", "plain_model", "smollm2"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow` every test that needs a model (`tox -e unit` runs the others)."""
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """A SIGTERM (a CI or tox timeout) unwinds like Ctrl-C: session fixtures still stop their vLLM
     engines and servers, which would otherwise outlive pytest."""

@@ -49,6 +49,18 @@ class Engine(Protocol):
         self, prompts: Sequence[Sequence[int]], max_tokens: int | None = None
     ) -> list[Generation]: ...
 
+    @property
+    def context_length(self) -> int | None:
+        """The most tokens, prompt and completion together, the sampler accepts (None: it sets no limit)."""
+        ...
+
+    def prober(
+        self, n: int, max_tokens: int, entropy_mode: str = "full"
+    ) -> contextlib.AbstractContextManager[Any]:
+        """A prober of the current policy (`harness.analysis.probe`): `n` sampled continuations of at most
+        `max_tokens` per context, entropy `full` or `topk=K`, and teacher-forced answers."""
+        ...
+
 
 class _TrainerEngine:
     """Tokenisation and bookkeeping shared by the engines; `trainer` is a TRL `GRPOTrainer`."""
@@ -103,6 +115,25 @@ class _TrainerEngine:
             logps = logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).cpu()
             out += [logps[i, len(p) - 1 : len(p) - 1 + len(c)].tolist() for i, (p, c) in enumerate(pairs)]
         return out
+
+    @property
+    def context_length(self) -> int | None:
+        """None: transformers sets no limit of its own."""
+        return None
+
+    @contextlib.contextmanager
+    def prober(self, n: int, max_tokens: int, entropy_mode: str = "full") -> Iterator[Any]:
+        """The transformers prober on the trainer's model (gathered under ZeRO-3) in eval mode, its training
+        mode restored after; it computes the full entropy whatever `entropy_mode` says."""
+        from harness.analysis.probe import HFProber
+
+        with self.inference_model() as model:
+            training = model.training
+            model.eval()
+            try:
+                yield HFProber(_ProbedModel(model, self.tokenizer, self.eos_ids), n, max_tokens)  # type: ignore[arg-type]
+            finally:
+                model.train(training)
 
     @contextlib.contextmanager
     def inference_model(self) -> Iterator[Any]:
@@ -170,6 +201,35 @@ class HFEngine(_TrainerEngine):
 class VLLMEngine(_TrainerEngine):
     """TRL's vLLM generation (`use_vllm=True`, colocate or server mode); weights are synced per step."""
 
+    @property
+    def context_length(self) -> int | None:
+        """The colocated engine's context (it refuses longer prompts); None in server mode (unknown here)."""
+        vllm = self.trainer.vllm_generation
+        return vllm.llm.llm_engine.model_config.max_model_len if vllm.mode == "colocate" else None
+
+    def probes_on_vllm(self, entropy_mode: str) -> bool:
+        """Whether probes can run on this vLLM engine: colocated, one GPU, awake, and the entropy from the
+        top K log-probs (TRL's engine returns at most 20 a position; `full` needs the transformers prober)."""
+        vllm = self.trainer.vllm_generation
+        return (
+            entropy_mode != "full"
+            and vllm.mode == "colocate"
+            and vllm.tensor_parallel_size == 1
+            and not vllm.enable_sleep_mode
+        )
+
+    @contextlib.contextmanager
+    def prober(self, n: int, max_tokens: int, entropy_mode: str = "full") -> Iterator[Any]:
+        """vLLM's prober (prefix caching; the weights were synced when this step generated) where
+        `probes_on_vllm`, else the transformers prober."""
+        if not self.probes_on_vllm(entropy_mode):
+            with super().prober(n, max_tokens, entropy_mode) as prober:
+                yield prober
+            return
+        from harness.analysis.probe import VLLMProber
+
+        yield VLLMProber(_ColocatedLLM(self.trainer.vllm_generation.llm), entropy_mode, n, max_tokens)
+
     def generate(self, prompts: Sequence[Sequence[int]], max_tokens: int | None = None) -> list[Generation]:
         trainer = self.trainer
         vllm = trainer.vllm_generation
@@ -219,6 +279,21 @@ def any_process(flag: bool) -> bool:
 
 def make_engine(trainer: Any) -> Engine:
     return VLLMEngine(trainer) if trainer.use_vllm else HFEngine(trainer)
+
+
+class _ProbedModel:
+    """The trainer's model as `HFProber` reads a backend: model, tokenizer, device, EOS ids."""
+
+    def __init__(self, model: Any, tokenizer: Any, eos_ids: Sequence[int]):
+        self.model, self.tokenizer, self.eos_ids = model, tokenizer, sorted(eos_ids)
+        self.device = next(model.parameters()).device
+
+
+class _ColocatedLLM:
+    """TRL's colocated vLLM engine as `VLLMProber` reads a backend."""
+
+    def __init__(self, llm: Any):
+        self.llm = llm
 
 
 def decode_segment(

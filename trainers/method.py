@@ -20,16 +20,15 @@ from dataclasses import asdict, dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-import torch
-from torch import Tensor
-
 from harness import HarnessError
 from harness.settings import check
-from trainers.engine import Engine
 from trainers.rollout import Rollout
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # torch is imported where a tensor is made: options modules import this one without it
+    from torch import Tensor
+
     from trainers.config import TrainConfig
+    from trainers.engine import Engine
     from trainers.rewards import ScorerReward
 
 # A rollout whose meta has this key stands in for a step with nothing to train: return it untrainable,
@@ -128,6 +127,8 @@ class Method:
                 f"method {self.name!r}: {len(unscored)} rollouts have no reward (the first: "
                 f"{unscored[0]._where}); set Rollout.reward in `rollout`, or override `score`"
             )
+        import torch
+
         return torch.tensor([r.reward for r in rollouts], dtype=torch.float32)
 
     def advantages(self, rollouts: Sequence[Rollout], rewards: Tensor) -> Tensor:

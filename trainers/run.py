@@ -39,13 +39,28 @@ from trainers.coldstart.sft import check_cold_start, cold_start_model
 from trainers.config import TrainConfig
 from trainers.data import dataset_rows
 from trainers.memory import bound_memory
-from trainers.names import METHODS
+from trainers.methods import METHODS
 from trainers.quiet import quiet_libraries
 
 if TYPE_CHECKING:
     from trainers.method import Method
 
 CONFIG_FILE = "train.json"
+
+
+TRAIN_EXTRA = ("trl", "tensorboard", "complexipy", "apted", "scipy")  # pyproject.toml's `train` extra
+
+
+def require_train_extra() -> None:
+    """Refuse in one line where the `train` extra is not installed (`pip install .` only evaluates)."""
+    import importlib.util
+
+    missing = [name for name in TRAIN_EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        raise HarnessError(
+            f"harness train needs the train extra ({', '.join(missing)} not installed): "
+            "pip install 'harness[train]'"
+        )
 
 
 def method_class(config: TrainConfig) -> type[Method]:
@@ -185,6 +200,7 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
     """Train (or resume) and return OUT. Everything is checked before OUT is written: the options, the
     folder, the data, the TRL settings, the model and its context, the method. `announce` (the launch
     line) is called once they all passed, so that a refused run prints its one error line alone."""
+    require_train_extra()
     import torch
     from datasets import Dataset
 
@@ -326,6 +342,7 @@ def evaluate_checkpoint(config: TrainConfig, checkpoint: str, out: Path) -> None
 
 def describe(config: TrainConfig) -> dict[str, Any]:
     """What `--dry-run` prints: the resolved config and the TRL arguments it becomes."""
+    require_train_extra()
     args = grpo_args(config)
     keys = (
         "per_device_train_batch_size",

@@ -194,7 +194,7 @@ def spell_rows(n: int) -> list[dict]:
     return [{**row, "task": ("doc_qa", "doc_mc")[i % 2]} for i, row in enumerate(arithmetic_dataset_rows(n))]
 
 
-def test_spell_mixed_roles_and_group_sizes_get_per_role_advantages(plain_model, tmp_path):
+def test_sketch_spell_mixed_roles_and_group_sizes_get_per_role_advantages(plain_model, tmp_path):
     method = SpellSketch(responders=3, verifiers=2)
     rows = spell_rows(40)
     # 4 document sets per step, each 1 question + 3 answers + 2 verdicts = 24 rollouts for a budget of 32
@@ -362,7 +362,7 @@ def azr_rows(n: int) -> list[dict]:
     ]
 
 
-def test_absolute_zero_probes_feed_learnability_but_never_reach_the_loss(plain_model, tmp_path):
+def test_sketch_absolute_zero_probes_feed_learnability_but_never_reach_the_loss(plain_model, tmp_path):
     method = AbsoluteZeroSketch(probes=4)
     rows = azr_rows(40)
     # num_generations=2 is TRL's minimum; AZR samples once per slot and the trainer pads the rest
@@ -506,7 +506,9 @@ def arena_rows(n: int) -> list[dict]:
     return [{**row, "hard": i % 3 != 1} for i, row in enumerate(arithmetic_dataset_rows(n))]
 
 
-def test_reasoning_arena_routes_zero_variance_groups_and_resumes_its_anchor_pool(plain_model, tmp_path):
+def test_sketch_reasoning_arena_routes_zero_variance_groups_and_resumes_its_anchor_pool(
+    plain_model, tmp_path
+):
     rows = arena_rows(60)
     method = ArenaSketch(samples=4)
     settings = dict(per_device_train_batch_size=12, num_generations=4, save_strategy="steps", save_steps=1)
@@ -642,7 +644,7 @@ class UloRLSketch(Method):
         self.waiting = [Rollout(**r) for r in state["waiting"]]
 
 
-def test_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path):
+def test_sketch_ulorl_continues_unfinished_rollouts_across_steps(plain_model, tmp_path):
     from transformers import AutoTokenizer
 
     eos = AutoTokenizer.from_pretrained(plain_model).eos_token_id
@@ -775,7 +777,7 @@ class SpaeSketch(Method):
         return self.mask
 
 
-def test_spae_per_token_advantages_and_policy_loss_mask_reach_the_loss(plain_model, tmp_path):
+def test_sketch_spae_per_token_advantages_and_policy_loss_mask_reach_the_loss(plain_model, tmp_path):
     method = SpaeSketch(samples=4)
     rows = arithmetic_dataset_rows(40)
     trainer = make_trainer(

@@ -164,14 +164,18 @@ def test_probes_run_on_the_colocated_vllm_engine_only_where_it_can():
     20 log-probs a position); otherwise the transformers prober runs on the trainer's model."""
     from types import SimpleNamespace
 
-    from trainers.methods.spae.probes import ProbeSettings, vllm_probes
+    from trainers.engine import HFEngine, VLLMEngine
 
-    def trainer(mode="colocate", tp=1, sleep=False, use_vllm=True):
-        engine = SimpleNamespace(mode=mode, tensor_parallel_size=tp, enable_sleep_mode=sleep)
-        return SimpleNamespace(use_vllm=use_vllm, vllm_generation=engine)
+    def engine(mode="colocate", tp=1, sleep=False):
+        vllm = SimpleNamespace(mode=mode, tensor_parallel_size=tp, enable_sleep_mode=sleep)
+        vllm.llm = SimpleNamespace(llm_engine=SimpleNamespace(model_config=SimpleNamespace(max_model_len=99)))
+        made = VLLMEngine.__new__(VLLMEngine)
+        made.trainer = SimpleNamespace(use_vllm=True, vllm_generation=vllm)
+        return made
 
-    top20, full = ProbeSettings(entropy_mode="topk=20"), ProbeSettings()
-    assert vllm_probes(trainer(), top20)
-    assert not vllm_probes(trainer(), full)
-    for other in (trainer(mode="server"), trainer(tp=2), trainer(sleep=True), trainer(use_vllm=False)):
-        assert not vllm_probes(other, top20)
+    assert engine().probes_on_vllm("topk=20") and engine().context_length == 99
+    assert not engine().probes_on_vllm("full")
+    for other in (engine(mode="server"), engine(tp=2), engine(sleep=True)):
+        assert not other.probes_on_vllm("topk=20")
+    assert engine(mode="server").context_length is None
+    assert HFEngine.__new__(HFEngine).context_length is None  # transformers: the full entropy, no limit

@@ -158,10 +158,10 @@ def step(plain_model, tmp_path, monkeypatch):
     prober = HandProber(trainer.processing_class)
 
     @contextlib.contextmanager
-    def hand_prober(engine, settings):
+    def hand_prober(n, max_tokens, entropy_mode="full"):
         yield prober
 
-    monkeypatch.setattr(spae_module, "policy_prober", hand_prober)
+    monkeypatch.setattr(trainer.engine, "prober", hand_prober)
     returned = []
     original = method.rollout
     monkeypatch.setattr(method, "rollout", lambda r, e: returned.extend(original(r, e)) or returned)

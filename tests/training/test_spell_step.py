@@ -29,8 +29,9 @@ from trainer_helpers import scripted_trainer
 from harness import HarnessError
 from trainers.checkpoints import read_method_state
 from trainers.engine import Generation, HFEngine
-from trainers.methods.spell import SpellMethod, SpellOptions
 from trainers.methods.spell.corpus.dataset import Cluster
+from trainers.methods.spell.method import SpellMethod
+from trainers.methods.spell.options import SpellOptions
 from trainers.trainer import MethodGRPOTrainer
 
 GAUSS_3_4 = math.exp(-18 * 0.25**2)  # the questioner's reward at mean 3/4 or 1/4, sigma 0.5/3

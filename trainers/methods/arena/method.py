@@ -29,19 +29,18 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 
 from harness import HarnessError
 from harness.scoring.rules import accepted_answers
-from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
 from trainers.data import dataset_rows
 from trainers.engine import Engine
-from trainers.method import Batch, Method, MethodOptions, StageClock, readable
+from trainers.method import Batch, Method, StageClock, readable
 from trainers.methods.arena import bt, tournament
 from trainers.methods.arena.judge import (
     ArenaJudge,
@@ -51,67 +50,15 @@ from trainers.methods.arena.judge import (
     PolicyJudge,
     ServedJudge,
 )
+from trainers.methods.arena.options import ArenaOptions
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
 
 if TYPE_CHECKING:
     from trainers.config import TrainConfig
 
-ROUTES = ("zero_variance", "all", "none")
-TOURNAMENTS = ("live", "round_robin", "pointwise")
-RATINGS = ("auto", "bt", "winrate")
-NORMALISERS = ("group", "batch")
 TOKEN_SUM_LOSSES = ("cispo", "dapo")  # TRL's losses normalised by the batch's token count
 JUDGE_DECODING = ("prompt", "repeats", "temperature", "max_tokens")  # the YES/NO judge's; ours are options
-
-
-@dataclass(frozen=True)
-class ArenaOptions(MethodOptions):
-    """Reasoning Arena's own settings (`options:` in the config); defaults are Arena-Live's (§1.11)."""
-
-    method: ClassVar[str] = "Reasoning Arena"
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {
-        "route": ROUTES,
-        "tournament": TOURNAMENTS,
-        "rating": RATINGS,
-        "arrival": tournament.ARRIVALS,
-        "ties": tournament.TIE_RULES,
-        "normalise": NORMALISERS,
-    }
-
-    route: str = "zero_variance"  # which groups the judge re-scores (§1.3)
-    tournament: str = "live"  # live (§1.6), round_robin (§1.5), pointwise (§1.9)
-    rating: str = "auto"  # auto: bt for live (§1.7), winrate for round robin (Eq. 8)
-    gamma: float = setting(1.0, exclusive_minimum=0.5, maximum=1.0)  # soft margin, Eq. 7 (§1.4 gap)
-    anchors: int = setting(3, minimum=1, maximum=3)  # best, worst, median (§1.6)
-    arrival: str = "length"  # the live schedule's arrival order (§1.6 gap): shortest first
-    ties: str = "wins"  # leaderboard ties: (win-rate, wins, arrival) or (win-rate, arrival) (§1.6)
-    l2: float = setting(0.5, minimum=0)  # the coefficient of ||beta||^2 in Eq. 10
-    eps: float = setting(1e-6, exclusive_minimum=0)  # Eq. 2's epsilon (§1.1 gap)
-    normalise: str = "group"  # Eq. 1's 1/sum_i |y_i| per group; "batch": TRL's global token mean
-    refill: bool = False  # discard groups with no verifier variance and generate more (RLVR, DAPO)
-    max_refill_rounds: int = setting(4, minimum=1)
-    judge_max_tokens: int = setting(4096, minimum=1)  # the judge's reply budget
-    judge_context: int = setting(32768, minimum=64)  # the judge's window: responses are cut to fit (§1.4)
-    keep_tail_tokens: int = setting(2048, minimum=0)  # a cut response keeps its last tokens (the answer)
-    judge_temperature: float = setting(0.0, minimum=0)
-    retry_temperature: float = setting(1.0, minimum=0)  # an unparsable verdict is asked again once, sampled
-    judge_prefill: str = ""  # the policy judge's replies start with this (a CPU-config aid, not the paper's)
-    judge_cache: int = setting(100_000, minimum=0)  # verdicts kept, keyed by problem, both traces and order
-    logged_groups: int = setting(4, minimum=0)  # routed groups per step in OUT/samples.jsonl
-
-    @property
-    def uses_bt(self) -> bool:
-        return self.rating == "bt" or (self.rating == "auto" and self.tournament == "live")
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.tournament == "pointwise" and self.rating != "auto":
-            raise HarnessError("options.rating applies to tournaments; a pointwise judge gives scores")
-        if self.refill and self.route != "none":
-            raise HarnessError(
-                "options.refill drops the groups routing would judge: it is the RLVR baseline's (route: none)"
-            )
 
 
 @dataclass

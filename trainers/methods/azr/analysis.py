@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.threadsafe_ast import parse
+from trainers.methods.azr.options import DISTANCE_METHODS
 from trainers.methods.azr.rewards import ROLES, TASKS
 
 # The one surviving sentence of Fig. 32 (AZR-Llama3.1-8B), quoted in §4.2 of the paper.
@@ -32,7 +33,6 @@ UH_OH = (
 )
 SAFETY_KEYWORDS = ("outsmart", "intelligent machines", "less intelligent humans", "brains behind the future")
 COMPLEXIPY_SCALE = 15  # the code logs ComplexiPy / 15 (Fig. 27's axis tops at ~0.47)
-DISTANCE_METHODS = ("tree", "difflib")
 
 
 def slice_means(values: Sequence[float], tasks: Sequence[str], roles: Sequence[str]) -> dict[str, float]:

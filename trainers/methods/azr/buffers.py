@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from trainers.methods.azr.options import MAX_PROGRAMS, STRATEGIES
 from trainers.methods.azr.rewards import TASKS
 
 K_REFERENCES = 6
-MAX_PROGRAMS = 16384
 SEED_BATCH_FACTOR = 4  # S: the seeding phase fills D_seed to B x S (Table 3)
-STRATEGIES = ("paper", "max_new")
 
 SEED_PROGRAM = "def f(a):\n    return a"
 SEED_INPUT = '"Hello world"'  # the argument list as the proposer writes it: f("Hello world")

@@ -21,14 +21,13 @@ import torch
 from torch import Tensor
 
 from trainers.advantages import Advantages, masked_whiten_by_key, whiten_by_key
+from trainers.methods.azr.options import N_SAMPLES, RULES
 
 TASKS = ("deduction", "abduction", "induction")  # the code's code_o, code_i, code_f
 ROLES = ("propose", "solve")
-N_SAMPLES = 8  # n, Monte-Carlo solver rollouts per validated proposal (Table 3)
 
 FORMAT_ERROR = -1.0  # a malformed answer, or a proposal that does not yield a valid task
 WRONG = -0.5  # a formatted but wrong answer (the seed lost the minus; the code has -0.5)
-RULES = ("paper", "code")  # the proposer's reading of Eq. 6
 EPS = 1e-8  # veRL's masked_whiten: rsqrt(var + 1e-8)
 
 

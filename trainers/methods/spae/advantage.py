@@ -26,9 +26,7 @@ from torch import Tensor
 
 from trainers.advantages import group_center, whiten_tokens
 from trainers.masks import completion_mask
-
-PENALTY_FORMS = ("exp", "slow_fast")  # Eq. 13 as the third-party reading gives it; the prose's shape
-SHAPING_MEANS = ("steps", "tokens")  # E_B in Eq. 15 over steps, or over tokens (§1.6 gap)
+from trainers.methods.spae.options import PENALTY_FORMS, SHAPING_MEANS
 
 
 @dataclass(frozen=True)

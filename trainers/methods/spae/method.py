@@ -22,27 +22,25 @@ probe seeds depend only on the run's seed, the step and the sample.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import asdict, replace
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 
 from harness import HarnessError
-from harness.analysis.probe import Decoding, entropy_top_k
-from harness.settings import setting
+from harness.analysis.probe import Decoding, VLLMProber, entropy_top_k
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
 from trainers.data import RowOrder
 from trainers.engine import Engine, any_process
-from trainers.method import Method, MethodOptions, StageClock, readable
-from trainers.methods.spae.advantage import PENALTY_FORMS, SHAPING_MEANS, SpaeSettings, spae_terms
+from trainers.method import Method, StageClock, readable
+from trainers.methods.spae.advantage import SpaeSettings, spae_terms
+from trainers.methods.spae.options import SpaeOptions
 from trainers.methods.spae.probes import (
     Probed,
     ProbeSettings,
     Target,
-    context_length,
-    policy_prober,
     probe_rollouts,
     probe_seed,
 )
@@ -52,77 +50,7 @@ from trainers.rollout import Rollout
 if TYPE_CHECKING:
     from trainers.config import TrainConfig
 
-ADVANTAGES = ("spae", "rfb", "dapo")
 TRL_VLLM_LOGPROBS = 20  # vLLM's default max_logprobs, which TRL's colocated engine keeps
-
-
-@dataclass(frozen=True)
-class SpaeOptions(MethodOptions):
-    """SPAE's own settings (`options:` in the config); the defaults are the paper's (§1.6-1.7)."""
-
-    method: ClassVar[str] = "SPAE"
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {
-        "advantage": ADVANTAGES,
-        "penalty": PENALTY_FORMS,
-        "shaping_mean": SHAPING_MEANS,
-    }
-
-    advantage: str = "spae"  # spae (Eq. 11-17), or the baselines rfb and dapo (§1.7)
-    alpha: float = setting(0.5, minimum=0, maximum=1)  # the saturation penalty's depth (Eq. 13)
-    xi: float = setting(0.5, minimum=0)  # the shaping strength (Eq. 11)
-    tau_sat: float = setting(0.9, minimum=-1, maximum=1)  # saturation: Phi > tau_sat (Eq. 9, 12)
-    penalty: str = "exp"  # f = 1 - alpha (1 - e^-C) (§1.6, the default); slow_fast: the prose's shape
-    kappa: float = setting(2.0, exclusive_minimum=0)  # slow_fast's scale
-    shaping_mean: str = "steps"  # E_B in Eq. 15 over steps, or tokens (§1.6 gap)
-    penalty_on_positive_only: bool = False  # §1.6's sign question, as an ablation
-    probes: bool | None = None  # default: on for spae; on for a baseline logs its Phi, check share, R2W
-    n_probe: int = setting(5, minimum=1)  # N (§1.2)
-    probe_max_tokens: int = setting(10, minimum=1)
-    probe_every_m: int = setting(1, minimum=1)  # probe every m-th boundary; the rest join the next step
-    probe_batch_size: int = setting(16, minimum=1)
-    delimiter: str = ".\n\n"  # the step delimiter (§1.1)
-    entropy_mode: str = "full"  # full (transformers); topk=K <= 20 probes on the colocated vLLM engine
-    dynamic_sampling: bool = True  # drop groups whose rewards are all equal, refill (DAPO)
-    max_refill_rounds: int = setting(3, minimum=0)  # sampling rounds to refill dropped groups
-    logged_groups: int = setting(2, minimum=0)  # trained groups per step in OUT/samples.jsonl
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        entropy_top_k(self.entropy_mode)
-        if not self.delimiter:
-            raise HarnessError("options.delimiter must not be empty")
-        if self.advantage == "spae" and self.probes is False:
-            raise HarnessError("options.probes: the spae advantage is built from the probes' potentials")
-
-    @property
-    def probing(self) -> bool:
-        return self.advantage == "spae" if self.probes is None else self.probes
-
-    @property
-    def settings(self) -> SpaeSettings:
-        """The advantage builder's settings; RF-B is SPAE with alpha = xi = 0."""
-        rfb = self.advantage == "rfb"
-        return SpaeSettings(
-            alpha=0.0 if rfb else self.alpha,
-            xi=0.0 if rfb else self.xi,
-            tau_sat=self.tau_sat,
-            penalty=self.penalty,
-            kappa=self.kappa,
-            shaping_mean=self.shaping_mean,
-            penalty_on_positive_only=self.penalty_on_positive_only,
-        )
-
-    @property
-    def probe_settings(self) -> ProbeSettings:
-        return ProbeSettings(
-            n_probe=self.n_probe,
-            max_tokens=self.probe_max_tokens,
-            every_m=self.probe_every_m,
-            batch_size=self.probe_batch_size,
-            delimiter=self.delimiter,
-            entropy_mode=self.entropy_mode,
-            tau_sat=self.tau_sat,
-        )
 
 
 class SpaeMethod(Method):
@@ -301,9 +229,10 @@ class SpaeMethod(Method):
             )
             for s in samples
         ]
-        settings = self.options.probe_settings
-        with self._clock("probe"), policy_prober(engine, settings) as prober:
-            limit = context_length(engine, settings)
+        settings = probe_settings(self.options)
+        probing = engine.prober(settings.n_probe, settings.max_tokens, settings.entropy_mode)
+        with self._clock("probe"), probing as prober:
+            limit = engine.context_length if isinstance(prober, VLLMProber) else None  # vLLM refuses longer
             found = probe_rollouts(prober, engine.tokenizer, targets, settings, self.decoding, limit)
         return [replace(s, meta={**s.meta, "probed": p}) for s, p in zip(samples, found, strict=True)]
 
@@ -327,7 +256,7 @@ class SpaeMethod(Method):
             [p.phi for p in steps],
             [p.step_ends for p in steps],
             [len(r.completion_ids) for r in chosen],
-            self.options.settings,
+            advantage_settings(self.options),
         )
         width = max((len(r.completion_ids) for r in rollouts), default=0)
         out = torch.zeros(len(rollouts), width, dtype=torch.float32)
@@ -402,3 +331,30 @@ def _group_record(group: Sequence[Rollout]) -> dict[str, Any]:
             for s in group
         ],
     }
+
+
+def advantage_settings(options: SpaeOptions) -> SpaeSettings:
+    """The advantage builder's settings; RF-B is SPAE with alpha = xi = 0."""
+    rfb = options.advantage == "rfb"
+    return SpaeSettings(
+        alpha=0.0 if rfb else options.alpha,
+        xi=0.0 if rfb else options.xi,
+        tau_sat=options.tau_sat,
+        penalty=options.penalty,
+        kappa=options.kappa,
+        shaping_mean=options.shaping_mean,
+        penalty_on_positive_only=options.penalty_on_positive_only,
+    )
+
+
+def probe_settings(options: SpaeOptions) -> ProbeSettings:
+    """The probes' settings."""
+    return ProbeSettings(
+        n_probe=options.n_probe,
+        max_tokens=options.probe_max_tokens,
+        every_m=options.probe_every_m,
+        batch_size=options.probe_batch_size,
+        delimiter=options.delimiter,
+        entropy_mode=options.entropy_mode,
+        tau_sat=options.tau_sat,
+    )

@@ -7,18 +7,17 @@ through the harness's own probers (`harness/analysis/probe.py`): the prompt + th
 boundary + `**Final Answer**\\n\\boxed{`, one teacher-forced pass over the gold answer (Acc) and N
 sampled continuations of at most 10 tokens with the run's decoding settings (Conf), Phi (Eq. 8).
 
-The prober is vLLM's (prefix caching) when the trainer generates with a colocated vLLM engine of one GPU
-per process and Conf takes the top-K entropy (`entropy_mode: topk=K`, K <= 20), else the transformers
-prober on the trainer's own model (gathered under ZeRO-3), exact, which shares each context's KV cache
-between its N samples.
+The prober is the engine's (`Engine.prober`): vLLM's (prefix caching) when the trainer generates with a
+colocated vLLM engine of one GPU per process and Conf takes the top-K entropy (`entropy_mode: topk=K`,
+K <= 20), else the transformers prober on the trainer's own model (gathered under ZeRO-3), exact, which
+shares each context's KV cache between its N samples.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -128,54 +127,3 @@ def probe_rollouts(
         accounting = solve_check_fields(seg, len(t.completion_ids), k_star, t.correct)
         out.append(Probed(seg.boundaries, found, acc, conf, phi, accounting))
     return out
-
-
-class TrainerModel:
-    """The trainer's model as `HFProber` reads a backend: model, tokenizer, device, EOS ids."""
-
-    def __init__(self, model: Any, tokenizer: Any, eos_ids: Sequence[int]):
-        self.model, self.tokenizer, self.eos_ids = model, tokenizer, sorted(eos_ids)
-        self.device = next(model.parameters()).device
-
-
-class ColocatedLLM:
-    """TRL's colocated vLLM engine as `VLLMProber` reads a backend."""
-
-    def __init__(self, llm: Any):
-        self.llm = llm
-
-
-def vllm_probes(trainer: Any, settings: ProbeSettings) -> bool:
-    """Whether the probes run on the trainer's own vLLM engine: colocated, one GPU per engine, awake, and
-    Conf's entropy from the top K log-probs (TRL's engine returns at most 20 per position, after its
-    temperature; `full` entropy needs every token's, from the transformers prober)."""
-    if not getattr(trainer, "use_vllm", False) or settings.entropy_mode == "full":
-        return False
-    vllm = trainer.vllm_generation
-    return vllm.mode == "colocate" and vllm.tensor_parallel_size == 1 and not vllm.enable_sleep_mode
-
-
-def context_length(engine: Any, settings: ProbeSettings) -> int | None:
-    """The most tokens a probe may take: the colocated vLLM engine's context (it refuses longer prompts);
-    None for the transformers prober."""
-    if not vllm_probes(engine.trainer, settings):
-        return None
-    return engine.trainer.vllm_generation.llm.llm_engine.model_config.max_model_len
-
-
-@contextlib.contextmanager
-def policy_prober(engine: Any, settings: ProbeSettings) -> Iterator[HFProber | VLLMProber]:
-    """A prober on the current policy: vLLM's (its weights were synced when this step generated), or the
-    trainer's model in eval mode (the training mode is restored after)."""
-    if vllm_probes(engine.trainer, settings):
-        llm = engine.trainer.vllm_generation.llm
-        yield VLLMProber(ColocatedLLM(llm), settings.entropy_mode, settings.n_probe, settings.max_tokens)
-        return
-    with engine.inference_model() as model:
-        training = model.training
-        model.eval()
-        try:
-            backend = TrainerModel(model, engine.tokenizer, engine.eos_ids)
-            yield HFProber(backend, settings.n_probe, settings.max_tokens)  # type: ignore[arg-type]
-        finally:
-            model.train(training)

@@ -28,26 +28,23 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 
 from harness import HarnessError
 from harness.backends.chat import middle_truncate
-from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore, whiten_by_key
 from trainers.engine import Engine, any_process
-from trainers.method import Method, MethodOptions, StageClock
+from trainers.method import Method, StageClock
 from trainers.methods.spell import prompts
 from trainers.methods.spell.memory import Entry, HistoryMemory, questioner_documents
+from trainers.methods.spell.options import SpellOptions
 from trainers.methods.spell.parsing import FORMAT_ERROR, Proposal, Rejected, parse_judgment, parse_proposal
 from trainers.methods.spell.rewards import (
-    MAPPINGS,
-    SIGMA,
     UNGROUNDED,
-    VOTES,
     majority,
     questioner_reward,
     responder_reward,
@@ -62,50 +59,6 @@ if TYPE_CHECKING:
     from trainers.methods.spell.corpus.dataset import Cluster
 
 RULES = {prompts.GENERAL: "cem", prompts.MATH: "numeric", prompts.CHOICE: "choice"}
-
-
-@dataclass(frozen=True)
-class SpellOptions(MethodOptions):
-    """SPELL's own settings (`options:` in the config); defaults are the paper's (spell.md §1.11)."""
-
-    method: ClassVar[str] = "SPELL"
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {
-        "short_batch": ("error", "train"),
-        "questioner_reward": MAPPINGS,
-        "questioner_baseline": ("batch", "task"),
-        "memory_push": ("paper", "code"),
-        "vote": VOTES,
-    }
-
-    documents_per_question: int = setting(5, minimum=1)  # m, §1.4
-    memory_size: int = setting(3, minimum=0)  # L, §1.4; 0: "w/o History Memory"
-    verifier_samples: int = setting(8, minimum=1)  # judgments per answer (G), §1.6; 1: "w/o Majority Voting"
-    questions_per_round: int = setting(480, minimum=1)  # the code's generation batch, §1.3
-    max_rounds: int = setting(10, minimum=1)  # the code's cap on generation rounds, §1.3
-    short_batch: str = "error"  # after max_rounds short of n groups: "error" (the code) or "train"
-    max_input_tokens: int = setting(16384, minimum=2)  # prompts cut in the middle to this, §3.2
-    questioner_max_tokens: int | None = setting(None, minimum=1)  # default: max_completion_length
-    # text the questioner's reply is made to start with (after the generation header), read as part
-    # of its proposal: a format aid for small models such as '```json\n{"question": "'; "" as the paper
-    questioner_prefill: str = ""
-    responder_max_tokens: int | None = setting(None, minimum=1)
-    verifier_max_tokens: int | None = setting(None, minimum=1)
-    questioner_reward: str = "gaussian"  # or Fig. 5's "azr" (1 - mean), "rzero" (1 - 2|mean - 0.5|)
-    sigma: float = setting(SIGMA, exclusive_minimum=0)  # Eq. 7; Table 3 tries 0.5/6 and 0.5/2
-    format_penalty: float = setting(-1.0, maximum=0)  # Eq. 7; 0: "w/o Format Penalty"
-    questioner_baseline: str = "batch"  # Eq. 9 as written; "task": per task, as the code (§1.9)
-    memory_push: str = "paper"  # push when 0 < mean < 1; "code": 0.01 <= mean <= 1 (§1.4)
-    vote: str = "strict"  # Eq. 4; "mode": the code's mode over YES/NO/invalid, invalid rewarded -1 (§1.6)
-    grounding_filter: bool = True  # False: "w/o Grounding Filter"
-    verifier: bool = True  # False: "w/o Verifier", the rule alone rewards responders
-    # the paper (D.5) rewards multiple choice by the letter alone; True: the code's verifier on doc_mc
-    # too, whose false YES raises a wrong letter's reward (spell.md §4 item 6)
-    verify_choice: bool = False
-    update_consistency: bool = True  # train the verifier only where its majority equals the rule (§1.8)
-    negatives_per_task: bool = True  # questioner negatives stratified by task (§1.8)
-    train_questioner: bool = True  # False: "w/o Update" of the questioner
-    train_verifier: bool = True  # False: "w/o Update" of the verifier
-    logged_questions: int = setting(8, minimum=0)  # questions per step written to OUT/samples.jsonl
 
 
 @dataclass

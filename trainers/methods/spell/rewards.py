@@ -7,13 +7,11 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from trainers.methods.spell.options import MAPPINGS, SIGMA, VOTES
 from trainers.methods.spell.parsing import INVALID, YES
 
 UNGROUNDED = -0.5  # answerable without the documents (Alg. 1 l.13)
 FORMAT_ERROR = -1.0  # an unparsable proposal (Eq. 7)
-SIGMA = 0.5 / 3  # 3 sigma spans 0.5 to either end of [0, 1]
-MAPPINGS = ("gaussian", "azr", "rzero")  # Fig. 5: SPELL's, Absolute Zero's 1 - mean, R-Zero's
-VOTES = ("strict", "mode")
 
 
 def questioner_reward(mean: float, mapping: str = "gaussian", sigma: float = SIGMA) -> float:

@@ -30,58 +30,27 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import asdict, replace
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 
 from harness import HarnessError
 from harness.scoring.rules import accepted_answers
-from harness.settings import setting
 from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
 from trainers.data import RowOrder
 from trainers.engine import Engine, Generation, decode_segment
 from trainers.masks import dmmpt_mask, sample_entropy
-from trainers.method import IDLE, Batch, Method, MethodOptions, StageClock, readable
+from trainers.method import IDLE, Batch, Method, StageClock, readable
+from trainers.methods.ulorl.options import UloRLOptions
 from trainers.methods.ulorl.pool import InFlight, SegmentPool
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
 
 if TYPE_CHECKING:
     from trainers.config import TrainConfig
-
-IMPORTANCE_SAMPLING = ("pois", "sais", "tois")
-MPT_MASKING = ("dynamic", "static", "none")
-ENTROPY_SCOPES = ("sample", "batch")
-
-
-@dataclass(frozen=True)
-class UloRLOptions(MethodOptions):
-    """UloRL's own settings (`options:` in the config); the defaults are the paper's (§1.7)."""
-
-    method: ClassVar[str] = "UloRL"
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {
-        "importance_sampling": IMPORTANCE_SAMPLING,
-        "mpt_masking": MPT_MASKING,
-        "entropy_scope": ENTROPY_SCOPES,
-    }
-
-    segments: int = setting(8, minimum=1)  # S: each step decodes at most max_completion_length / S tokens
-    groups_in_flight: int | None = setting(None, minimum=1)  # default: the groups one step trains
-    importance_sampling: str = "pois"  # pois (the paper's), sais, tois (one segment)
-    mpt_masking: str = "dynamic"  # dynamic (DMMPT, Eq. 10), static (always, §1.4's experiment), none
-    tau: float = setting(0.99, minimum=0, maximum=1)  # a mastered token's probability
-    sigma: float = setting(0.2, minimum=0)  # the target entropy under which DMMPT masks
-    entropy_scope: str = "sample"  # Eq. 10's per-sample H_i, or the batch's mean (§1.4 gap)
-    dynamic_sampling: bool = True  # drop complete groups whose rewards are all equal (DAPO)
-    logged_groups: int = setting(2, minimum=0)  # released groups per step in OUT/samples.jsonl
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.importance_sampling == "tois" and self.segments != 1:
-            raise HarnessError("options.importance_sampling: tois is one segment; set options.segments: 1")
 
 
 class UloRLMethod(Method):
