@@ -241,3 +241,41 @@ def test_an_interrupted_two_process_train_says_its_line_once_and_no_rank_prints_
     assert said[0].endswith("of 12); the same command resumes")
     harness_frames = [line for line in stderr.splitlines() if "/harness/" in line or "/trainers/" in line]
     assert not harness_frames and "KeyboardInterrupt" not in stderr, stderr[-3000:]
+
+
+SLOW_CLEANUP = """
+import sys, time
+from harness.terminate import Interrupted, final_line, interrupt_on_signals, keeping
+interrupt_on_signals()
+try:
+    with keeping(lambda: "runs/x keeps 5/9 generations and 5 scores"):
+        try:
+            print("ready", flush=True)
+            time.sleep(60)
+        finally:
+            print("cleaning up", flush=True)
+            time.sleep(60)  # an engine that takes its time to stop
+except Interrupted as e:
+    print(final_line(), file=sys.stderr)
+    sys.exit(e.exit_code)
+"""
+
+
+def test_a_second_signal_while_the_first_unwinds_ends_the_process_at_once_with_the_same_line():
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_CLEANUP], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        proc.send_signal(signal.SIGINT)
+        assert proc.stdout.readline() == "cleaning up\n"
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143
+    assert stderr.splitlines() == [
+        "interrupted: runs/x keeps 5/9 generations and 5 scores; the same command resumes"
+    ]
