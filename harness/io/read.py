@@ -5,7 +5,7 @@ A file is read only as a regular file reached without a symbolic link: each fold
 (the folder the user named) and the file is opened with O_NOFOLLOW, and so is the file, which is opened
 without blocking and checked with fstat before a byte is read (a FIFO or a device never hangs a command).
 Its size is bounded, and so is what it holds: nesting depth, integer digits, value kinds. YAML anchors
-and aliases are refused (an alias bomb is refused at its first alias), and so are keys that are lists,
+and aliases are refused (an alias bomb is refused at its first anchor), and so are keys that are lists,
 mappings or of mixed types. Every refusal is one line, `HarnessError("PATH: problem")`.
 """
 

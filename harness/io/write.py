@@ -16,6 +16,8 @@ import os
 import secrets
 import shutil
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -58,7 +60,7 @@ def open_file(path: Path, flags: int, mode: int = 0o644, dir_fd: int | None = No
             raise _link_error(Path(path)) from None
         if e.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
             raise HarnessError(f"{path}: a FIFO, not a regular file") from None
-        raise
+        raise HarnessError(f"{path}: cannot write it ({e.strerror})") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise HarnessError(f"{path}: not a regular file")
@@ -124,15 +126,23 @@ class OutDir:
             os.mkdir(name, 0o755, dir_fd=self.fd)
         except FileExistsError:
             pass
+        except OSError as e:
+            raise HarnessError(f"{self.path / name}: cannot make it ({e.strerror})") from None
         try:
             fd = os.open(name, DIR_FLAGS, dir_fd=self.fd)
         except OSError as e:
-            if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                if os.path.islink(self.path / name):
-                    raise _link_error(self.path / name) from None
-                raise HarnessError(f"{self.path / name}: a file, not a folder") from None
-            raise
+            if self._is_link(name):
+                raise _link_error(self.path / name) from None
+            raise HarnessError(
+                f"{self.path / name}: not a folder the harness can write ({e.strerror})"
+            ) from None
         return OutDir(self.path / name, fd)
+
+    def _is_link(self, name: str) -> bool:
+        try:
+            return stat.S_ISLNK(os.stat(name, dir_fd=self.fd, follow_symlinks=False).st_mode)
+        except OSError:
+            return False
 
     def _parent(self, relative: str | Path) -> tuple[OutDir, str]:
         """The folder that holds `relative` (made on the way) and the file's name."""
@@ -149,7 +159,7 @@ class OutDir:
         """Write a whole file: a temporary file beside it, flushed, then renamed over its name."""
         payload = data.encode("utf-8") if isinstance(data, str) else data
         parent, name = self._parent(relative)
-        with parent:
+        with parent, _as_harness_error(self.path / relative):
             tmp = f".{name[:NAME_BYTES]}.{secrets.token_hex(6)}.tmp"
             fd = os.open(tmp, NEW_FILE, 0o644, dir_fd=parent.fd)
             try:
@@ -177,13 +187,14 @@ class OutDir:
         parent, name = self._parent(relative)
         with parent:
             fd = open_file(parent.path / name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, dir_fd=parent.fd)
-        try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with _as_harness_error(self.path / relative):
+            try:
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def remove(self, name: str) -> None:
         """Remove the entry `name` here: a file or a link itself, or a folder and all it holds (its
@@ -193,10 +204,20 @@ class OutDir:
             mode = os.stat(name, dir_fd=self.fd, follow_symlinks=False).st_mode
         except FileNotFoundError:
             return
-        if stat.S_ISDIR(mode):
-            shutil.rmtree(name, dir_fd=self.fd)
-        else:
-            os.unlink(name, dir_fd=self.fd)
+        with _as_harness_error(self.path / name):
+            if stat.S_ISDIR(mode):
+                shutil.rmtree(name, dir_fd=self.fd)
+            else:
+                os.unlink(name, dir_fd=self.fd)
+
+
+@contextmanager
+def _as_harness_error(path: Path) -> Iterator[None]:
+    """An OSError while writing `path` (a full disk, a read-only folder) as one line naming it."""
+    try:
+        yield
+    except OSError as e:
+        raise HarnessError(f"{path}: cannot write it ({e.strerror})") from None
 
 
 def _check_part(name: str, folder: Path) -> None:
