@@ -400,3 +400,25 @@ def test_a_method_state_is_saved_through_no_link(tmp_path):
     assert list(outside.iterdir()) == [] and not (folder / "method_state.json").is_symlink()
     state = read_method_state(folder, 0)
     assert state["n"] == 3 and state["pool"].tolist() == [1.0, 1.0]
+
+
+def test_sizes_devices_and_benchmark_numbers_are_bounded(tmp_path):
+    from harness.data import read_rows
+    from harness.io.read import read_bytes
+
+    path = tmp_path / "big.json"
+    path.write_text("[" + "1," * 10 + "1]")
+    with pytest.raises(HarnessError, match="larger than 16 bytes"):
+        read_bytes(path, limit=16)
+    with pytest.raises(HarnessError, match="/dev/null: a device or socket, not a regular file"):
+        read_json(Path("/dev/null"))
+    data = tmp_path / "items.jsonl"
+    data.write_text('{"id": "a", "n": ' + "7" * 1000 + "}\n")
+    assert len(str(next(read_rows(data))[1]["n"])) == 1000
+    data.write_text('{"id": "a", "n": ' + "7" * 1001 + "}\n")
+    with pytest.raises(HarnessError, match="items.jsonl:1: malformed JSON line .an integer of 1001 digits"):
+        list(read_rows(data))
+
+
+def test_names_from_benchmarks_are_encoded_as_the_docs_say():
+    assert safe_name("../x") == "%2E.%2Fx" and safe_name("a/b") == "a%2Fb" and safe_name("aime24") == "aime24"
