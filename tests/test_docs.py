@@ -387,3 +387,30 @@ def test_the_readmes_links_and_pictures_exist():
     assert any(t.endswith(".png") for t in relative)  # the view's screenshots
     missing = [t for t in relative if not (REPO / t).exists()]
     assert not missing, f"README links to missing files: {missing}"
+
+
+def test_the_site_says_where_it_is_reads_from_disk_and_the_generated_parts_say_so_on_github(tmp_path):
+    """`tox -e docs` prints where the site is and how to serve it; pages link to page.html files (a folder
+    link opened from disk shows a folder listing); a page whose table is generated when the site is built
+    says where that table is when read on GitHub."""
+    import configparser
+
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(REPO / "tox.ini")
+    commands = [c.strip() for c in tox["testenv:docs"]["commands"].splitlines() if c.strip()]
+    assert commands[0] == "mkdocs build --strict --site-dir {envtmpdir}/site"
+    (printing,) = [
+        shlex.split(c.replace("{envtmpdir}", str(tmp_path))) for c in commands if c.startswith("python")
+    ]
+    done = subprocess.run([sys.executable, *printing[1:]], capture_output=True, text=True, check=True)
+    assert f"open {tmp_path}/site/index.html from disk" in done.stdout
+    assert f"python -m http.server 8000 --directory {tmp_path}/site" in done.stdout
+    assert re.search(r"^use_directory_urls: false$", (REPO / "mkdocs.yml").read_text(), flags=re.MULTILINE)
+    methods = sorted((REPO / "docs" / "methods").glob("*.md"))
+    generated = {page: page.read_text() for page in methods if "\n<!-- options: " in page.read_text()}
+    assert len(generated) == 5  # every method but GRPO, which has no options of its own
+    for page, text in generated.items():
+        before = text.split("\n<!-- options: ")[0].rsplit("\n## ", 1)[1]
+        assert "Read on GitHub, where nothing is generated" in " ".join(before.split()), page
+    cli = (REPO / "docs" / "cli.md").read_text()
+    assert "Read on GitHub this page is empty below" in cli.split("::: mkdocs-click")[0]

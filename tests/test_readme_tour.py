@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 TOUR = "<!-- tour -->"
 
@@ -43,6 +45,7 @@ def fresh_clone(parent: Path) -> Path:
     return clone
 
 
+@pytest.mark.slow  # builds the tiny model, evaluates and trains
 def test_the_readme_tour_runs_from_a_fresh_clone(tmp_path):
     """Every tour block, as one bash script in a copy of the repository with nothing beside it (no
     ../shared), offline, with `harness` imported from the copy: each command succeeds (`harness regress`
