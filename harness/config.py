@@ -73,7 +73,9 @@ class EvalConfig:
     )
     seed: int = setting(0, "Run seed; each sample's seed is derived from it.", minimum=0)
     limit: int | None = setting(None, "Only the first L items of each benchmark.", minimum=1)
-    data_dir: Path | None = setting(None, "Local data folder (D/<benchmark>/...) instead of the Hub.")
+    data_dir: Path | None = setting(
+        None, "Local data folder (D/<benchmark>/...) instead of the Hub; `harness fetch-data` fills one."
+    )
     max_input_tokens: int | None = setting(
         None,
         "Cut longer prompts in the middle to this many tokens (0: never) [default: the benchmark's].",
