@@ -65,10 +65,12 @@ def _problem(value: Any, bounds: dict[str, float], integral: bool) -> str | None
         return "an integer" if integral else "a number"
     if integral and not isinstance(value, int):
         return "an integer"
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):  # an int is finite (and may not fit a float)
         return "a finite number"
     if any(BROKEN[kind](value, bound) for kind, bound in bounds.items()):
         return " and ".join(f"{kind} {bound}" for kind, bound in bounds.items())
+    if integral and not -(2**63) <= value < 2**63:  # what run.json and the engines hold
+        return "an integer that fits in 64 bits"
     return None
 
 

@@ -354,3 +354,14 @@ def test_a_model_with_pickled_weights_is_refused_before_out_is_written(tmp_path,
     assert done.code == 2
     assert one_line_error(done).startswith(f"{model / 'pytorch_model.bin'}: weights saved as a pickle")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("digits", [100, 400])  # 400 do not fit a float either; 5000 are click's usage error
+@pytest.mark.parametrize("option", ["--seed", "--limit"])
+def test_an_integer_beyond_64_bits_is_refused_before_run_json_is_written(tmp_path, custom, option, digits):
+    out = tmp_path / "out"
+    done = harness("eval", "--model", "unused", "--benchmarks", f"jsonl:{custom}", "--scorer", "math",
+                   option, "1" + "0" * (digits - 1), "--out", str(out))  # fmt: skip
+    assert done.code == 2
+    assert one_line_error(done).startswith(f"{option} must be an integer that fits in 64 bits, got 1000")
+    assert not out.exists()
