@@ -104,7 +104,8 @@ def test_an_interrupted_eval_says_what_it_kept_and_the_same_command_finishes_it(
 
 def test_an_interrupted_score_keeps_its_scores_and_the_same_command_finishes_it(shared_data, tmp_path):
     """`score --generations` of many answers: interrupted once it has written scores, it resumes from
-    them, and its results are those of an uninterrupted scoring."""
+    them, and its results are those of an uninterrupted scoring; so does a rescore (`score RUN_DIR`),
+    which starts over."""
     items = [
         str(json.loads(line)["id"])
         for line in (shared_data / "aime24" / "test.jsonl").read_text().splitlines()
@@ -137,9 +138,24 @@ def test_an_interrupted_score_keeps_its_scores_and_the_same_command_finishes_it(
     assert not (out / "results.json").exists()
 
     run_cli(*args, "--out", str(out))
-    run_cli(*args, "--out", str(tmp_path / "whole"))
+    whole = tmp_path / "whole"
+    run_cli(*args, "--out", str(whole))
     for name in FILES:
-        assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+        assert (out / name).read_bytes() == (whole / name).read_bytes(), name
+
+    # `score RUN_DIR` rescores every sample: interrupted, it says so, and the same command does it all
+    before = lines(out / "scores.jsonl")
+    code, stderr = interrupt(
+        ["score", str(out)], lambda: lines(out / "scores.jsonl") >= before + 64, signal.SIGTERM
+    )
+    last = assert_clean_end(stderr, code, signal.SIGTERM)
+    assert last == (
+        f"interrupted: {out} keeps {len(rows)} generations and {lines(out / 'scores.jsonl')} scores; "
+        "the same command rescores it from the start"
+    )
+    run_cli("score", str(out))
+    for name in FILES:
+        assert (out / name).read_bytes() == (whole / name).read_bytes(), name
 
 
 def test_an_interrupted_one_process_train_names_its_checkpoint_and_resumes(tmp_path):
