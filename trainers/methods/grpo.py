@@ -9,7 +9,7 @@ r - mean_g).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -20,6 +20,9 @@ from trainers.engine import Engine
 from trainers.method import Method
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
+
+if TYPE_CHECKING:
+    from trainers.config import TrainConfig
 
 SCALE_REWARDS = ("group", "batch", "none")
 
@@ -37,7 +40,7 @@ class GRPOMethod(Method):
         self.scale_rewards = scale_rewards
 
     @classmethod
-    def from_config(cls, config: Any, reward: ScorerReward) -> GRPOMethod:
+    def from_config(cls, config: TrainConfig, reward: ScorerReward) -> GRPOMethod:
         """The method `harness train grpo` builds from its `TrainConfig`."""
         return cls(reward, config.num_generations, config.scale_rewards)
 
