@@ -321,6 +321,7 @@ def plant_trainer_state(text: str):
     ("damage", "problem"),
     [
         (plant_link, "method_state.json: a symbolic link"),
+        (lambda folder: (folder / "config.json").symlink_to("/etc/hostname"), "config.json: a symbolic link"),
         (plant_pickled_weights, "pytorch_model.bin: weights saved as a pickle"),
         (plant_rng_state, "rng_state.pth is not TRL's (TypeError"),
         (plant_torch_file("scheduler.pt", {"base_lrs": "x", "last_epoch": 0}), "scheduler.pt is not TRL's"),

@@ -147,6 +147,9 @@ def resume_point(out: Path, processes: int) -> tuple[str | None, list[str]]:
             raise HarnessError(f"{folder}: a link or a file, not a checkpoint this trainer wrote; remove it")
         missing = _missing(folder, processes)
         if not missing:
+            for entry in sorted(folder.iterdir()):  # transformers reads config, tokenizer and weights too
+                if entry.is_symlink():
+                    check_regular(entry, folder)  # the reader's one line for a link
             refuse_pickled_weights(folder)
             check_weights(folder)
             check_trainer_state(folder)
