@@ -1,0 +1,102 @@
+"""The registry of methods and benchmarks (harness/registry.py): every installed package's entry points,
+names read without importing anything, and a name two packages register differently refused, so that
+installing a package can never quietly replace another's method or benchmark."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness import HarnessError
+from harness.registry import Registry, registered
+
+GROUP = "harness.test_registry"  # a group of its own: the real ones stay as installed
+
+
+def install(site: Path, package: str, group: str, points: dict[str, str]) -> None:
+    """A distribution's metadata as pip leaves it: NAME-VERSION.dist-info with entry_points.txt."""
+    info = site / f"{package}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.0\n")
+    lines = "".join(f"{name} = {value}\n" for name, value in points.items())
+    (info / "entry_points.txt").write_text(f"[{group}]\n{lines}")
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registered.cache_clear()
+    yield tmp_path
+    registered.cache_clear()
+
+
+def test_a_name_another_package_registers_is_refused_naming_both(site):
+    install(site, "evil", "harness.methods", {"grpo": "evil:Grpo"})
+    with pytest.raises(HarnessError, match=r"method 'grpo' is registered twice \(.*\); uninstall one") as e:
+        registered("harness.methods", "method")
+    assert "harness (trainers.methods.grpo:GRPOMethod)" in str(e.value) and "evil (evil:Grpo)" in str(e.value)
+
+
+def test_names_are_read_without_importing_and_a_broken_package_is_one_line(site):
+    install(site, "broken", GROUP, {"b": "no_such_module_anywhere:Thing", "a": "json:loads"})
+    checked = Registry(GROUP, "thing", lambda name, loaded: loaded)
+    assert list(checked) == ["a", "b"] and "b" in checked and len(checked) == 2  # nothing imported yet
+    import json
+
+    assert checked["a"] is json.loads
+    with pytest.raises(HarnessError, match="cannot load thing 'b' from broken .*ModuleNotFoundError"):
+        checked["b"]
+    with pytest.raises(HarnessError, match="unknown thing 'c'; valid things: a, b"):
+        checked.require("c")
+
+
+def test_an_object_that_is_not_a_method_or_benchmark_is_refused(site):
+    install(site, "odd", "harness.methods", {"odd": "json:loads"})
+    install(site, "odd2", "harness.benchmarks", {"odd": "json:loads", "aime": "benchmarks.aime:AIME24"})
+    from benchmarks import get_benchmark
+    from trainers.methods import METHODS
+
+    with pytest.raises(HarnessError, match="method 'odd' is registered as .*not a subclass of Method"):
+        METHODS["odd"]
+    with pytest.raises(HarnessError, match="benchmark 'odd' is registered as a function, not a Benchmark"):
+        get_benchmark("odd")
+    with pytest.raises(HarnessError, match="benchmark 'aime' is registered with an object named 'aime24'"):
+        get_benchmark("aime")
+
+
+NAMES = st.sampled_from(["a", "b", "c", "d"])
+VALUES = st.sampled_from(["json:loads", "json:dumps", "os:getcwd"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(first=st.dictionaries(NAMES, VALUES, max_size=4), second=st.dictionaries(NAMES, VALUES, max_size=4))
+def test_two_packages_register_the_union_unless_they_disagree_on_a_name(tmp_path_factory, first, second):
+    site = tmp_path_factory.mktemp("site")
+    install(site, "first", GROUP, first)
+    install(site, "second", GROUP, second)
+    import sys
+
+    sys.path.insert(0, str(site))
+    registered.cache_clear()
+    try:
+        clash = sorted(n for n in set(first) & set(second) if first[n] != second[n])
+        if clash:
+            with pytest.raises(HarnessError, match="registered twice"):
+                registered(GROUP, "thing")
+        else:
+            found = registered(GROUP, "thing")
+            assert list(found) == sorted(set(first) | set(second))
+            assert {n: p.value for n, p in found.items()} == {**first, **second}
+    finally:
+        sys.path.remove(str(site))
+        registered.cache_clear()
+
+
+def test_the_projects_own_methods_and_benchmarks_are_registered_once():
+    methods = registered("harness.methods", "method")
+    assert list(methods) == ["arena", "azr", "grpo", "spae", "spell", "ulorl"]
+    assert {p.dist.name for p in methods.values()} == {"harness"}
+    benchmarks = registered("harness.benchmarks", "benchmark")
+    assert {"aime24", "aime25", "math500", "livecodebench", "cruxeval_o_cot", "2wikimqa"} <= set(benchmarks)
+    assert len(benchmarks) == 22 and list(benchmarks) == sorted(benchmarks)
