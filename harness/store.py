@@ -22,7 +22,7 @@ from pydantic import BaseModel, RootModel, model_validator
 
 from harness import HarnessError
 from harness.io.read import RECORDS_BYTES, Missing, Unfit, loads, read_bytes, validate
-from harness.io.write import open_file
+from harness.io.write import append_file, open_file
 from harness.io.write import write_file as atomic_write
 
 RUN, GENERATIONS, SCORES, RESULTS = "run.json", "generations.jsonl", "scores.jsonl", "results.json"
@@ -242,16 +242,7 @@ class RunDir:
 
     def append(self, name: str, records: Iterable[dict[str, Any]]) -> None:
         """Append records with a single write() and flush them to disk."""
-        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
-        if not data:
-            return
-        fd = open_file(self.file(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        try:
-            while data:
-                data = data[os.write(fd, data) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_file(self.file(name), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
     def rewrite(self, name: str, records: Iterable[dict[str, Any]]) -> None:
         """Replace a JSONL file atomically."""
