@@ -53,7 +53,7 @@ class HubSource:
         for file in self.layout.files:
             try:
                 path = hf_hub_download(self.repo, file, repo_type="dataset", revision=self.revision)
-                paths.append(Path(path))
+                paths.append(Path(path).resolve())  # the cache's blob: its snapshot entry is a link
             except Exception as e:  # offline, gated, moved: all end the same way for the user
                 gated = (
                     f"This dataset is gated: accept its terms at https://huggingface.co/datasets/"
