@@ -5,7 +5,9 @@ that other work uses, or beside the harness's own scorer workers, spinning threa
 cores: one batch of 8 prompts took 405 s that way and 55 s with one thread. The harness gives each of
 its processes (one per rank under torchrun) an equal share of the CPUs it may use
 (`os.sched_getaffinity`), and makes OpenMP threads sleep while they wait (OMP_WAIT_POLICY=PASSIVE,
-KMP_BLOCKTIME=0 for Intel's runtime).
+KMP_BLOCKTIME=0 for Intel's runtime). Scorer workers are not subtracted: they score a batch in a small
+part of the time its generation takes, and sleeping threads give way to them (measured with them:
+tests/perf/bench_threads.py, where this choice beat one thread idle and busy).
 
 Which count wins: `--threads N`, then HARNESS_THREADS=N, then OMP_NUM_THREADS, then the share.
 HARNESS_THREADS=torch leaves torch's own defaults alone (to compare them: tests/perf/bench_threads.py).
