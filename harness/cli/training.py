@@ -11,7 +11,7 @@ import typer
 from harness.cli.app import app
 from harness.cli.options import DATA_DIR, JUDGE, THREADS, config_options, use_threads
 from harness.progress import console
-from trainers.names import METHOD_NAMES
+from trainers.names import method_names
 
 
 @app.command("train")
@@ -19,7 +19,7 @@ from trainers.names import METHOD_NAMES
 def train_command(
     run: dict[str, Any],
     judge: dict[str, Any],
-    method: Annotated[str, typer.Argument(help=f"Method: {', '.join(METHOD_NAMES)}.")],
+    method: Annotated[str, typer.Argument(help=f"Method: {', '.join(method_names())}.")],
     model: Annotated[str | None, typer.Option(help="Model folder or Hub id to start from.")] = None,
     dataset: Annotated[
         str | None, typer.Option(help="Benchmark name, jsonl:PATH (or PATH.jsonl) or lm-eval:TASK.")
