@@ -85,7 +85,7 @@ def test_model_auto_offline_evaluates_smollm2_and_says_so(smollm2, tmp_path):
     assert "Hugging Face Hub unreachable (http://127.0.0.1:9 did not answer" in done.stderr
     assert "evaluating smollm2-135m-instruct from the package registry" in done.stderr
     assert "capped" not in done.stderr  # n=1 and 8 tokens are within the caps
-    assert f"| {smollm2.name} |" in done.stdout  # the table's row names the model
+    assert f"{smollm2.name} →" in done.stdout  # the table's title names the model
     info = json.loads((out / "run.json").read_text())
     assert info["config"]["model"] == str(smollm2)
     assert {info["datasets"][b]["kind"] for b in ("aime24", "aime25")} == {"packaged"}
