@@ -15,7 +15,7 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +164,9 @@ def text_of(data: bytes) -> str:
         raise Unfit(f"not UTF-8 text (byte {e.start})") from None
 
 
-def _bounded_int(digits: int):
+def _bounded_int(digits: int) -> Callable[[str], int]:
+    """json's `parse_int` that refuses an integer of more than `digits` digits before converting it."""
+
     def parse(text: str) -> int:
         if len(text.lstrip("-")) > digits:
             raise Unfit(f"an integer of {len(text.lstrip('-'))} digits (at most {digits})")
@@ -208,7 +210,7 @@ def json_lines(data: bytes) -> Iterator[tuple[int, Any]]:
 
 def check_plain(value: Any) -> None:
     """Refuse a value deeper than MAX_DEPTH, of a kind JSON does not hold (a date, bytes, a set), or
-    with a mapping whose keys are not all strings, or all of one scalar kind."""
+    holding a mapping whose keys are of more than one kind (`{1: a, b: c}`)."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
