@@ -155,8 +155,9 @@ class OutDir:
             here = inner
         return here, name
 
-    def write(self, relative: str | Path, data: str | bytes) -> Path:
-        """Write a whole file: a temporary file beside it, flushed, then renamed over its name."""
+    def write(self, relative: str | Path, data: str | bytes, *, sync: bool = True) -> Path:
+        """Write a whole file: a temporary file beside it, flushed to disk (unless `sync` is False: a
+        bundle's thousands of small files), then renamed over its name."""
         payload = data.encode("utf-8") if isinstance(data, str) else data
         parent, name = self._parent(relative)
         with parent, _as_harness_error(self.path / relative):
@@ -167,7 +168,8 @@ class OutDir:
                     view = memoryview(payload)
                     while view:
                         view = view[os.write(fd, view) :]
-                    os.fsync(fd)
+                    if sync:
+                        os.fsync(fd)
                 finally:
                     os.close(fd)
                 os.replace(tmp, name, src_dir_fd=parent.fd, dst_dir_fd=parent.fd)

@@ -52,6 +52,7 @@ def write_bundle(site: Site, out: Path) -> int:
             if path == "index":  # a shared bundle names each run by its folder, not where it lay here
                 data["runs"] = [{**run, "path": run["name"]} for run in data["runs"]]
             # the paths are the site's own (numbers and fixed words); the writer refuses '..' in any
-            folder.write(f"data/{path}.js", f"harnessData({json.dumps(path)}, {json.dumps(data)});\n")
+            text = f"harnessData({json.dumps(path)}, {json.dumps(data)});\n"
+            folder.write(f"data/{path}.js", text, sync=False)
             count += 1
     return count
