@@ -138,6 +138,7 @@ def _place(name: str, files: list[tuple[Path, str]], to: Path, origin: dict[str,
     planned = []
     for path, relative in files:
         digest = sha256_file(path)
+        _refuse_links(to, folder / relative)
         _refuse_other_file(folder / relative, digest)
         planned.append((path, folder / relative, digest))
     fetched = Fetched(name, origin)
@@ -151,6 +152,13 @@ def _place(name: str, files: list[tuple[Path, str]], to: Path, origin: dict[str,
         relative = target.relative_to(to).as_posix()
         fetched.files.append({"path": relative, "sha256": digest, "bytes": target.stat().st_size})
     return fetched
+
+
+def _refuse_links(to: Path, target: Path) -> None:
+    """A folder on the way from `to` to `target` that is a link would put the files elsewhere."""
+    for parent in list(target.relative_to(to).parents)[:-1]:
+        if (to / parent).is_symlink():
+            raise HarnessError(f"{to / parent} is a link; fetch-data writes only into real folders")
 
 
 def _refuse_other_file(target: Path, digest: str) -> None:

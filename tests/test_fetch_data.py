@@ -87,6 +87,16 @@ def test_a_file_with_other_bytes_is_never_overwritten(shared_data, tmp_path):
     assert not (to / "checksums.json").exists()
 
 
+def test_a_benchmark_folder_that_is_a_link_is_refused(shared_data, tmp_path):
+    elsewhere, to = tmp_path / "elsewhere", tmp_path / "data"
+    elsewhere.mkdir()
+    to.mkdir()
+    (to / "math500").symlink_to(elsewhere)
+    done = run_cli("fetch-data", "math500", "--from", str(shared_data), "--to", str(to), check=False)
+    assert done.returncode == 2 and f"{to / 'math500'} is a link" in done.stderr
+    assert not any(elsewhere.iterdir()) and not (to / "checksums.json").exists()
+
+
 class FakeHub(BaseHTTPRequestHandler):
     """Answers as the Hub does for what huggingface_hub asks: the probe, and a dataset file's HEAD and
     GET at a revision (X-Repo-Commit, ETag, the bytes). `files` maps the URL path to the bytes."""
