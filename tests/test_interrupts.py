@@ -295,3 +295,25 @@ def test_a_second_signal_while_the_first_unwinds_ends_the_process_at_once_with_t
     assert stderr.splitlines() == [
         "interrupted: runs/x keeps 5/9 generations and 5 scores; the same command resumes"
     ]
+
+
+ABANDONED_POOL = """
+import math, os, sys, time
+from harness.scoring.pool import TimeoutPool
+if __name__ == "__main__":
+    pool = TimeoutPool(math.sqrt, timeout=10, workers=2)
+    assert sorted(pool.map([4.0, 9.0])) == [(0, 2.0), (1, 3.0)]
+    pool.pool[0].conn.send(16.0)  # a result it will never read: the pipe is reset, not just closed
+    time.sleep(float(sys.argv[1]))
+    os._exit(0)  # gone without closing the pool
+"""
+
+
+@pytest.mark.parametrize("wait", [0.0, 2.0], ids=["at once", "with a reply unread"])
+def test_scorer_workers_whose_parent_is_gone_exit_without_a_traceback(tmp_path, wait):
+    script = tmp_path / "abandon.py"
+    script.write_text(ABANDONED_POOL)
+    done = subprocess.run(
+        [sys.executable, str(script), str(wait)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )  # returns once every process holding its stderr, the workers included, has ended
+    assert done.returncode == 0 and done.stderr == "", done.stderr

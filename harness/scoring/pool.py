@@ -26,16 +26,24 @@ class CallCrashed(Exception):
 
 
 def _serve(conn: Connection, fn: Callable[[Any], Any]) -> None:
-    conn.send(("ready", None))
-    while True:
-        try:
+    """A worker: fn's result, or its error by name, for each payload, until the pipe to its parent ends
+    or is reset (the parent is gone or stopped listening): then it returns quietly, no traceback."""
+    try:
+        conn.send(("ready", None))
+        while True:
             payload = conn.recv()
-        except EOFError:
-            return
-        try:
-            conn.send(("ok", fn(payload)))
-        except Exception as e:  # reported to the caller, the worker lives on
-            conn.send(("error", f"{type(e).__name__}: {e}"))
+            try:
+                reply = ("ok", fn(payload))
+            except Exception as e:  # reported to the caller, the worker lives on
+                reply = ("error", f"{type(e).__name__}: {e}")
+            try:
+                conn.send(reply)
+            except (OSError, EOFError):
+                raise
+            except Exception as e:  # a result that does not pickle
+                conn.send(("error", f"{type(e).__name__}: {e}"))
+    except (OSError, EOFError):
+        return
 
 
 class _Worker:
