@@ -76,7 +76,7 @@ class OutDir:
         self.path, self.fd = Path(path), fd
 
     @classmethod
-    def open(cls, path: Path, mark: str | None = None) -> OutDir:
+    def open(cls, path: Path, mark: str | None = None, note: str = "") -> OutDir:
         """The folder `path`, made if missing. With `mark`, a folder that exists must be empty or hold
         the regular file `mark` (left by the command that fills it); the mark is written at once."""
         path = Path(path)
@@ -87,19 +87,19 @@ class OutDir:
             raise HarnessError(f"{path}: cannot write there ({e.strerror})") from None
         out = cls(path, fd)
         if mark is not None:
-            out.claim(mark)
+            out.claim(mark, note)
         return out
 
-    def claim(self, mark: str) -> None:
+    def claim(self, mark: str, note: str = "") -> None:
         """Refuse this folder unless it is empty or holds the regular file `mark` (left by the command
-        that fills it), then write the mark."""
+        that fills it), then write the mark (`note` is its text)."""
         if os.listdir(self.fd) and not self.holds_file(mark):
             self.close()
             raise HarnessError(
                 f"{self.path} exists and was not made by this command (no {mark}): "
                 "choose a new or empty folder"
             )
-        self.write(mark, f"Written by harness; it may replace what is in {self.path.name}.\n")
+        self.write(mark, note or f"Written by harness; it may replace what is in {self.path.name}.\n")
 
     def __enter__(self) -> OutDir:
         return self
@@ -144,16 +144,25 @@ class OutDir:
         except OSError:
             return False
 
+    def folders(self, relative: str | Path) -> OutDir:
+        """The folder `relative` ('a/b/c'), each part made if missing and opened without following a
+        link ('.', '..' or an empty part is refused, never dropped). Close it when done."""
+        here = OutDir(self.path, os.dup(self.fd))
+        for part in str(relative).split("/") if str(relative) else ():
+            try:
+                inner = here.folder(part)
+            finally:
+                here.close()
+            here = inner
+        return here
+
     def _parent(self, relative: str | Path) -> tuple[OutDir, str]:
         """The folder that holds `relative` (made on the way) and the file's name."""
-        *folders, name = str(relative).split("/")  # each part checked, none dropped ('a/./b' is refused)
+        folders, _, name = str(relative).rpartition("/")
         _check_part(name, self.path)
-        here = OutDir(self.path, os.dup(self.fd))
-        for part in folders:
-            inner = here.folder(part)
-            here.close()
-            here = inner
-        return here, name
+        if str(relative).startswith("/"):
+            raise HarnessError(f"{relative!r} cannot name a file in {self.path}")
+        return self.folders(folders), name
 
     def write(self, relative: str | Path, data: str | bytes, *, sync: bool = True) -> Path:
         """Write a whole file: a temporary file beside it, flushed to disk (unless `sync` is False: a

@@ -8,6 +8,7 @@ folder works from file:// and from any static host, and the page loads only what
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 
 from harness import HarnessError
@@ -30,7 +31,8 @@ def write_bundle(site: Site, out: Path) -> int:
             raise HarnessError(
                 f"{out} is inside the run folder {entry.run.path}: nothing is written into runs"
             )
-    with OutDir.open(out, mark=MARK) as folder:
+    note = "Written by `harness view --bundle`; open index.html.\n"
+    with OutDir.open(out, mark=MARK, note=note) as folder, ExitStack() as stack:
         for old in ("data", "static", "index.html"):
             folder.remove(old)
         for source in sorted(STATIC.rglob("*")):
@@ -43,7 +45,7 @@ def write_bundle(site: Site, out: Path) -> int:
         folder.write(
             "index.html", page.replace('<meta charset="utf-8">', f'<meta charset="utf-8">\n{policy}', 1)
         )
-        count = 0
+        count, opened = 0, {}  # each data folder opened once (thousands of files share a few)
         for path in site.paths():
             try:
                 data = site.get(path)
@@ -53,6 +55,9 @@ def write_bundle(site: Site, out: Path) -> int:
                 data["runs"] = [{**run, "path": run["name"]} for run in data["runs"]]
             # the paths are the site's own (numbers and fixed words); the writer refuses '..' in any
             text = f"harnessData({json.dumps(path)}, {json.dumps(data)});\n"
-            folder.write(f"data/{path}.js", text, sync=False)
+            parent, _, name = f"data/{path}.js".rpartition("/")
+            if parent not in opened:
+                opened[parent] = stack.enter_context(folder.folders(parent))
+            opened[parent].write(name, text, sync=False)
             count += 1
     return count
