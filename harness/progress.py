@@ -8,6 +8,7 @@ ETA, written as it happens (live bars drawn to a file appear only at the end).
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -55,12 +56,12 @@ def log_line(text: str) -> None:
 
 
 def log_interval() -> float:
-    """HARNESS_PROGRESS_SECONDS, a positive number of seconds (30 if unset or not one)."""
+    """HARNESS_PROGRESS_SECONDS, a positive finite number of seconds (30 if unset or not one)."""
     try:
         seconds = float(os.environ.get(INTERVAL_VARIABLE, INTERVAL))
     except ValueError:
         return INTERVAL
-    return seconds if seconds > 0 else INTERVAL
+    return seconds if math.isfinite(seconds) and seconds > 0 else INTERVAL
 
 
 def duration(seconds: float) -> str:

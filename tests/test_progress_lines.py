@@ -145,3 +145,25 @@ def test_a_corpus_build_logging_to_a_file_says_each_long_stage(tmp_path):
     assert re.fullmatch(
         r"embedding: (\d+)/\1 documents \(100%\) in \S+, [\d.]+ documents/s", said["embedding"]
     )
+
+
+ENVIRONMENT_TEXT = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12
+)
+
+
+@given(ENVIRONMENT_TEXT | st.floats(allow_nan=True, allow_infinity=True).map(str))
+def test_any_interval_setting_gives_a_usable_interval(text):
+    import harness.progress as progress
+
+    os.environ[progress.INTERVAL_VARIABLE] = text
+    try:
+        seconds = progress.log_interval()
+    finally:
+        del os.environ[progress.INTERVAL_VARIABLE]
+    assert 0 < seconds < float("inf")
+    try:
+        given_as = float(text)
+    except ValueError:
+        given_as = None
+    assert seconds == (given_as if given_as and 0 < given_as < float("inf") else 30.0)
