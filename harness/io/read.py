@@ -12,8 +12,10 @@ mappings or of mixed types. Every refusal is one line, `HarnessError("PATH: prob
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -175,16 +177,27 @@ def _bounded_int(digits: int) -> Callable[[str], int]:
     return parse
 
 
+@functools.cache
+def _digit_run(digits: int) -> re.Pattern[str]:
+    return re.compile(f"[0-9]{{{digits + 1}}}")
+
+
 def loads(data: bytes | str, digits: int = MAX_INT_DIGITS) -> Any:
-    """Parsed JSON text, with its depth, integer digits and kinds bounded; `Unfit` says why not."""
+    """Parsed JSON text, with its depth and integer digits bounded; `Unfit` says why not.
+
+    The bounds cost nothing on ordinary text: integers are parsed by the bounding hook only where a run
+    of more than `digits` digits appears, and the depth is walked only where the text holds more
+    brackets than MAX_DEPTH."""
     text = text_of(data) if isinstance(data, bytes) else data
+    long_digits = _digit_run(digits).search(text) is not None
     try:
-        value = json.loads(text, parse_int=_bounded_int(digits))
+        value = json.loads(text, parse_int=_bounded_int(digits) if long_digits else None)
     except json.JSONDecodeError as e:
         raise Unfit(f"invalid JSON at line {e.lineno} column {e.colno} ({e.msg})") from None
     except RecursionError:
         raise Unfit(f"nested deeper than {MAX_DEPTH} levels") from None
-    check_plain(value)
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        check_plain(value)  # JSON holds only plain kinds and string keys: this bounds its depth
     return value
 
 
