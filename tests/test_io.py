@@ -423,3 +423,33 @@ def test_sizes_devices_and_benchmark_numbers_are_bounded(tmp_path):
 
 def test_names_from_benchmarks_are_encoded_as_the_docs_say():
     assert safe_name("../x") == "%2E.%2Fx" and safe_name("a/b") == "a%2Fb" and safe_name("aime24") == "aime24"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "problem"),
+    [
+        ("train.json", '{"config": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested deeper than 64 levels"),
+        ("train.json", '{"config": {"seed": ' + "9" * 400 + "}}", "an integer of 400 digits"),
+        (
+            "metrics.jsonl",
+            '{"step": 1, "loss": ' + "9" * 5000 + "}\n",
+            "metrics.jsonl:1: not a record of a step",
+        ),
+        ("samples.jsonl", None, "samples.jsonl: a FIFO, not a regular file"),
+    ],
+)
+def test_a_hostile_train_out_is_one_line_before_anything_is_written(tmp_path, name, text, problem):
+    from trainers.config import load_config
+    from trainers.run import check_out_dir
+
+    out = tmp_path / "out"
+    out.mkdir()
+    if text is None:
+        os.mkfifo(out / name)
+    else:
+        (out / name).write_text(text)
+    config = load_config(None, {"method": "grpo", "model": "m", "dataset": "d", "out": str(out)})
+    with within(BOUND_S), pytest.raises(HarnessError) as refused:
+        check_out_dir(config)
+    assert problem in str(refused.value) and "\n" not in str(refused.value)
+    assert sorted(p.name for p in out.iterdir()) == [name]
