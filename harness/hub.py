@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from harness import HarnessError
+from harness.io.read import refuse_pickled_weights
 
 PROBE_TIMEOUT = 1.5  # seconds
 
@@ -50,6 +51,7 @@ def check_model_source(model: str, revision: str | None = None, *, needs: str = 
     if path.is_dir():
         if needs and not (path / needs).is_file():
             raise HarnessError(f"--model {model}: {path} is not a Hugging Face model folder (no {needs})")
+        refuse_pickled_weights(path)  # only safetensors are loaded: a pickle could run code
         return
     if looks_like_path(model):
         what = "is a file, not a model folder" if path.exists() else "no such folder"

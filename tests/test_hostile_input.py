@@ -344,13 +344,15 @@ def test_a_bundle_into_a_prepared_folder_never_follows_its_links(tmp_path, evalu
     assert [p.name for p in other.iterdir()] == ["notes.txt"]
 
 
-def test_a_model_with_pickled_weights_is_refused_before_out_is_written(tmp_path, custom, tiny_model):
+@pytest.mark.parametrize("command", ["train", "eval"])
+def test_a_model_with_pickled_weights_is_refused_before_out_is_written(tmp_path, custom, tiny_model, command):
     import torch
 
     model, out = Path(shutil.copytree(tiny_model, tmp_path / "model")), tmp_path / "out"
     torch.save({"w": torch.zeros(1)}, model / "pytorch_model.bin")
-    done = harness("train", "grpo", "--model", str(model), "--dataset", str(custom), "--scorer", "math",
-                   "--out", str(out), "--max-steps", "1")  # fmt: skip
+    data = ("--dataset", str(custom)) if command == "train" else ("--benchmarks", f"jsonl:{custom}")
+    first = ("train", "grpo") if command == "train" else ("eval",)
+    done = harness(*first, "--model", str(model), *data, "--scorer", "math", "--out", str(out))
     assert done.code == 2
     assert one_line_error(done).startswith(f"{model / 'pytorch_model.bin'}: weights saved as a pickle")
     assert not out.exists()

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import HarnessError
 from harness.hub import check_model_source
-from harness.io.read import Unfit, loads, refuse_pickled_weights
+from harness.io.read import Unfit, loads
 from harness.store import RunDir, atomic_write, read_file
 from trainers.callbacks import (
     EvalEveryCallback,
@@ -166,8 +166,6 @@ def check_model(config: TrainConfig, rows: list[dict[str, Any]]) -> None:
     from transformers import AutoConfig, AutoTokenizer
 
     check_model_source(config.model)  # a missing folder or an unreachable Hub: one line, in a second
-    if Path(config.model).is_dir():
-        refuse_pickled_weights(Path(config.model))  # only safetensors are loaded
     trust = config.trust_remote_code
     try:
         with quiet_libraries():
