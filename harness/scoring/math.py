@@ -140,11 +140,16 @@ def _compare(text: str, gold_text: str, measured: bool, fixed_form: bool = False
     if gold_number is not None and number is not None:
         if number == gold_number or (measured and matches_at_gold_precision(number, gold_number)):
             return True, str(number), "decimal"
-    gold_parsed, predicted = _same_symbols(_parse(gold_text)), _same_symbols(_parse(text))
+    gold_parsed, predicted = _parse(gold_text), _parse(text)
     if _parsed(gold_parsed) and _parsed(predicted):
         ok = verify(gold_parsed, predicted, timeout_seconds=None) and not _tiny_and_apart(
             gold_parsed[0], predicted[0]
         )
+        if not ok and (plain := _same_symbols(gold_parsed, predicted)) is not None:
+            gold_parsed, predicted = plain
+            ok = verify(gold_parsed, predicted, timeout_seconds=None) and not _tiny_and_apart(
+                gold_parsed[0], predicted[0]
+            )
         ok = ok or _same_function(gold_parsed[0], predicted[0])
         if ok and fixed_form and _is_equation(gold_parsed[0]):
             return _same_equation(gold_parsed[0], predicted[0]), str(predicted[0]), "form"
@@ -184,16 +189,23 @@ def _parse(text: str) -> list:
     return parsed
 
 
-def _same_symbols(result: list) -> list:
-    """A parse whose symbols are plain, so that one name is one symbol: the parser gives the letters
-    it splits from a run ("2it") other assumptions than spaced ones ("2 i t"), and SymPy then holds
-    them apart."""
+def _same_symbols(gold: list, answer: list) -> tuple[list, list] | None:
+    """Both parses with plain symbols, so that one name is one symbol, where they are expressions
+    that name a symbol by two objects: the parser gives the letters it splits from a run ("2it")
+    other assumptions than spaced ones ("2 i t"), and SymPy then holds them apart. None otherwise:
+    equations, sets and relations are left alone (SymPy would evaluate Eq(x, {..}) to False)."""
     import sympy
 
-    if not _parsed(result) or not isinstance(result[0], sympy.Basic):
-        return result
-    symbols = {s: sympy.Symbol(s.name) for s in result[0].free_symbols if isinstance(s, sympy.Symbol)}
-    return [result[0].xreplace(symbols), *result[1:]]
+    if not all(isinstance(p[0], sympy.Expr) for p in (gold, answer)):
+        return None
+    symbols = {s for p in (gold, answer) for s in p[0].free_symbols if isinstance(s, sympy.Symbol)}
+    names = [s.name for s in symbols]
+    if len(names) == len(set(names)):
+        return None
+    plain = [p[0].xreplace({s: sympy.Symbol(s.name) for s in symbols}) for p in (gold, answer)]
+    if not all(isinstance(p, sympy.Expr) for p in plain):
+        return None
+    return [plain[0], *gold[1:]], [plain[1], *answer[1:]]
 
 
 def _parsed(result: list) -> bool:

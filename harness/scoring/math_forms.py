@@ -30,6 +30,7 @@ _WORDED = re.compile(  # "\text{ where } n \text{ is an integer}", "\text{for an
     rf"{_SEPARATOR}(?:\\text\s*\{{\s*(?:for|where)\s+(?:any|all|some|an?)?\s*integers?\s*\}}\s*(?P<before>[A-Za-z])"
     rf"|(?:{_WORD}{_SEPARATOR})?(?P<after>[A-Za-z])\s*\\text\s*\{{\s*(?:is\s+an?\s+)?integers?\s*\}})\s*\.?\s*$"
 )
+_ALTERNATIVE = re.compile(r"\bor\b")  # "(B) or 288\pi": two candidates
 _LETTER = r"(?<![\\A-Za-z]){}(?![A-Za-z])"
 
 
@@ -51,10 +52,10 @@ def gold_choice(gold: str) -> str | None:
 
 
 def answer_choice(answer: str) -> str | None:
-    """The option letter an answer opens with, in parentheses, when it names no other one
-    ("\\textbf{(B)}\\ 3(1+r/10)^x=7" -> "B"; "(B) or (C)" -> None)."""
+    """The option letter an answer opens with, in parentheses, when it names no other one and offers
+    no alternative ("\\textbf{(B)}\\ 3(1+r/10)^x=7" -> "B"; "(B) or (C)", "(B) or 103" -> None)."""
     match = _CHOICE.match(answer.strip())
-    if match is None:
+    if match is None or _ALTERNATIVE.search(answer):
         return None
     named = {m.group(1) for m in _CHOICE.finditer(answer)}
     return match.group(1) if named == {match.group(1)} else None

@@ -147,6 +147,7 @@ _CONVERTED = re.compile(  # "Converting to electron-volts, we get E = 2.48e-19 J
     re.IGNORECASE,
 )
 _CHAIN_LINK = re.compile(r"=|\\approx|≈")
+_ALTERNATIVES = re.compile(r"\b(?:or|and)\b")
 _PERCENT_SUBJECT = re.compile(  # "approximately 100% of the reaction is complete after 10 minutes."
     rf"{_HEDGE}(?P<value>[-+]?\d+(?:\.\d+)?)\s*(?:\\?%|\s+percent)\s+of\s+[^%$=]+?[.!]?",
     re.IGNORECASE,
@@ -240,7 +241,9 @@ def _converted_value(sentence: str) -> str | None:
     if match is None:
         return None
     last = _CHAIN_LINK.split(match.group("chain").replace("$", ""))[-1].strip()
-    return (_stated(_VALUE_AND_WORDS.fullmatch(last)) or _value(last)) if last else None
+    if not last or _ALTERNATIVES.search(last):  # "1.55 eV or 1.6 eV": two candidates
+        return None
+    return _stated(_VALUE_AND_WORDS.fullmatch(last)) or _value(last)
 
 
 def _simplified_display(line: str, question: str | None) -> str | None:

@@ -232,6 +232,16 @@ CASES = [
     case("4 choice", r"\boxed{(B) \text{ or } (C)}", r"\text{(B)}", 0.0, CHOICE),
     case("4 function", r"\boxed{z_p(t) = \frac{e^{2it}}{2+2i}}", r"\frac{e^{2 i t}}{(2+2 i)}", 1.0),
     case("4 function", r"\boxed{z_p(t) = \frac{e^{2it}}{2-2i}}", r"\frac{e^{2 i t}}{(2+2 i)}", 0.0),
+    # found by the differential: a plain-symbol retry must not turn Eq(x, {...}) into False = False
+    case("4 function", f"{WORK}Thus, $Q = [-1,-\\frac{{1}}{{2}}]$.", FAMILY, 0.0),
+    case("4 function", r"\boxed{\lambda \in (3,4]}", "(3,4]", 1.0),
+    case(
+        "4 choice",
+        f"{WORK}Converting to the required units, we get $\\text{{(C)}}$ or $288 \\pi$.",
+        r"\text{(C)}",
+        0.0,
+    ),
+    case("4 choice", r"\boxed{\text{(B)} \text{ or } 103}", r"\text{(B)}", 0.0, CHOICE),
 ]
 
 
