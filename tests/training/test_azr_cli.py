@@ -26,7 +26,7 @@ TASKS = ("deduction", "abduction", "induction")
 def test_dry_run_prints_the_resolved_options(tmp_path):
     result = invoke("train", "azr", "--dry-run", "--config", CONFIG, "--model", "m", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
-    setup = json.loads(result.output[result.output.index("{") :])
+    setup = json.loads(result.stdout[result.stdout.index("{") :])
     options = setup["options"]
     # the config's values, and the paper's defaults for what it leaves out
     assert (options["references"], options["mc_samples"], options["num_inputs"]) == (6, 4, 4)

@@ -192,7 +192,7 @@ def test_dry_run_shows_the_cold_start_and_the_paper_configs_have_none(tmp_path):
         result = invoke("train", name.split("-")[0], "--dry-run", "--config", config, "--model", "m",
                         "--out", tmp_path / name)  # fmt: skip
         assert result.exit_code == 0, result.output
-        assert (json.loads(result.output)["cold_start"] is not None) == on, name
+        assert (json.loads(result.stdout)["cold_start"] is not None) == on, name
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ def test_dry_run_prints_the_papers_setup(tmp_path):
         "train", "spell", "--dry-run", "--config", REPO / "configs/train/spell.yaml", "--out", tmp_path / "o"
     )
     assert result.exit_code == 0, result.output
-    setup = json.loads(result.output)
+    setup = json.loads(result.stdout)
     assert setup["options"]["documents_per_question"] == 5 and setup["options"]["memory_size"] == 3
     assert setup["options"]["verifier_samples"] == 8 and setup["options"]["sigma"] == 0.5 / 3
     assert setup["options"]["vote"] == "strict" and setup["options"]["questioner_baseline"] == "batch"

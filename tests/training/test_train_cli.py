@@ -142,7 +142,7 @@ def test_dry_run_resolves_the_vllm_modes_into_trl_arguments(name, mode, tmp_path
         "--dry-run",
     )
     assert result.exit_code == 0, result.output
-    described = json.loads(result.output)
+    described = json.loads(result.stdout)  # the notes after it go to stderr
     assert described["trl"]["use_vllm"] is True and described["trl"]["vllm_mode"] == mode
     assert described["trl"]["per_device_train_batch_size"] == 32  # 4 prompts x 8 samples
     assert not (tmp_path / "run").exists()  # a dry run writes nothing
