@@ -54,35 +54,38 @@ SCALE_REWARDS = ("group", "batch", "none")
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One training run. Sizes are per process; a step trains `prompts_per_step * num_generations` rows."""
+    """One training run. Sizes are per process; a step trains `prompts_per_step * num_generations` rows.
+    `harness train` offers the fields in `harness.cli.training.FLAGS` as options, with their help."""
 
     method: str
-    model: str
-    dataset: str  # a benchmark name, jsonl:PATH (or a .jsonl path), lm-eval:TASK
-    out: str
-    scorer: str | None = None  # the reward's harness scorer; default: the dataset's own
+    model: str = setting(help="Model folder or Hub id to start from.")
+    dataset: str = setting(help="Benchmark name, jsonl:PATH (or PATH.jsonl) or lm-eval:TASK.")
+    out: str = setting(help="Run folder; the same config on it resumes. Not needed by --dry-run.")
+    scorer: str | None = setting(None, "Reward scorer [default: the dataset's].")
     judge: dict[str, Any] | None = None  # for judged scorers: flat judge settings (model, base_url, ...)
     data_dir: str | None = None  # local benchmark files, as for `harness eval`
     limit: int | None = setting(None, minimum=1)  # train on the first L items only
     prompt_template: str | None = None  # "{problem}" is replaced; default: the benchmark's prompt
     system_prompt: str | None = None
     chat_template_kwargs: dict[str, Any] = field(default_factory=dict)  # e.g. {enable_thinking: false}
-    seed: int = setting(0, minimum=0, maximum=2**32 - 1)  # numpy's seeds are 32-bit
-    max_steps: int = setting(100, minimum=1)
-    prompts_per_step: int = setting(4, minimum=1)
-    num_generations: int = setting(8, minimum=2)  # GRPO's advantages need two samples of a prompt
-    learning_rate: float = setting(1e-6, exclusive_minimum=0)
+    # numpy's seeds are 32-bit
+    seed: int = setting(0, "Seed of sampling, row order, method draws.", minimum=0, maximum=2**32 - 1)
+    max_steps: int = setting(100, "Optimizer steps to train.", minimum=1)
+    prompts_per_step: int = setting(4, "Prompts per step and process.", minimum=1)
+    # GRPO's advantages need two samples of a prompt
+    num_generations: int = setting(8, "Samples per prompt (G).", minimum=2)
+    learning_rate: float = setting(1e-6, "The optimizer's learning rate.", exclusive_minimum=0)
     temperature: float = setting(1.0, exclusive_minimum=0)
     top_p: float = setting(1.0, exclusive_minimum=0, maximum=1)
-    max_completion_length: int = setting(1024, minimum=1)
+    max_completion_length: int = setting(1024, "Most tokens a completion may have.", minimum=1)
     beta: float = setting(0.0, minimum=0)  # KL to the initial policy; 0 loads no reference model
     loss_type: str = "grpo"  # TRL's: grpo (per-sequence mean, the paper), dapo, dr_grpo, bnpo, ...
     scale_rewards: str = "group"  # group, batch or none (Dr. GRPO)
-    save_steps: int = setting(50, minimum=1)
+    save_steps: int = setting(50, "Save OUT/checkpoint-N every N steps.", minimum=1)
     logging_steps: int = setting(1, minimum=1)
-    # evaluate every K steps into OUT/evals/step-K (K a multiple of save_steps)
-    eval_every: int | None = setting(None, minimum=1)
-    eval_benchmarks: tuple[str, ...] = ()
+    # K a multiple of save_steps
+    eval_every: int | None = setting(None, "Evaluate every K steps into OUT/evals/step-K.", minimum=1)
+    eval_benchmarks: tuple[str, ...] = setting((), "Comma-separated benchmarks to evaluate.")
     eval_n: int = setting(1, minimum=1)
     eval_temperature: float = setting(0.0, minimum=0)
     eval_max_tokens: int | None = setting(None, minimum=1)  # default: max_completion_length

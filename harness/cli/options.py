@@ -32,6 +32,7 @@ class Options:
     exclude: tuple[str, ...] = ()
     only: tuple[str, ...] = ()  # just these fields
     partial: bool = False  # build a dict of the values, for a config that also takes others
+    types: dict[str, Any] = field(default_factory=dict)  # a field's command-line type, where it differs
 
     def fields(self) -> list:
         shown = [f for f in fields(self.config) if f.metadata.get("cli", True) and f.name not in self.exclude]
@@ -48,7 +49,7 @@ class Options:
                     self.prefix + f.name,
                     inspect.Parameter.KEYWORD_ONLY,
                     default=inspect.Parameter.empty if default is MISSING else default,
-                    annotation=Annotated[hints[f.name], typer.Option(help=help_text)],
+                    annotation=Annotated[self.types.get(f.name, hints[f.name]), typer.Option(help=help_text)],
                 )
             )
         return params

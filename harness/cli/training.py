@@ -9,39 +9,34 @@ from typing import Annotated, Any
 import typer
 
 from harness.cli.app import app
-from harness.cli.options import DATA_DIR, JUDGE, THREADS, config_options, use_threads
+from harness.cli.options import DATA_DIR, JUDGE, THREADS, Options, config_options, use_threads
 from harness.progress import console
+from trainers.config import TrainConfig
 from trainers.names import method_names
+
+# the TrainConfig fields offered as options, with their help (`--set KEY=VALUE` sets any field); an option
+# not given leaves the config file's value, or the default
+FLAGS = (
+    "model", "dataset", "out", "scorer", "seed", "max_steps", "prompts_per_step", "num_generations",
+    "learning_rate", "max_completion_length", "save_steps", "eval_every", "eval_benchmarks",
+)  # fmt: skip
+TRAIN = Options(
+    TrainConfig,
+    only=FLAGS,
+    defaults=dict.fromkeys(FLAGS),
+    types={"eval_benchmarks": str | None},
+    partial=True,
+)
 
 
 @app.command("train")
-@config_options(run=DATA_DIR, judge=JUDGE)
+@config_options(train=TRAIN, run=DATA_DIR, judge=JUDGE)
 def train_command(
     run: dict[str, Any],
     judge: dict[str, Any],
+    train: dict[str, Any],
     method: Annotated[str, typer.Argument(help=f"Method: {', '.join(method_names())}.")],
-    model: Annotated[str | None, typer.Option(help="Model folder or Hub id to start from.")] = None,
-    dataset: Annotated[
-        str | None, typer.Option(help="Benchmark name, jsonl:PATH (or PATH.jsonl) or lm-eval:TASK.")
-    ] = None,
-    out: Annotated[
-        str | None, typer.Option(help="Run folder; the same config on it resumes. Not needed by --dry-run.")
-    ] = None,
     config: Annotated[Path | None, typer.Option(help="YAML file with any TrainConfig keys.")] = None,
-    scorer: Annotated[str | None, typer.Option(help="Reward scorer [default: the dataset's].")] = None,
-    max_steps: Annotated[int | None, typer.Option()] = None,
-    num_generations: Annotated[int | None, typer.Option(help="Samples per prompt (G).")] = None,
-    prompts_per_step: Annotated[int | None, typer.Option(help="Prompts per step and process.")] = None,
-    learning_rate: Annotated[float | None, typer.Option()] = None,
-    max_completion_length: Annotated[int | None, typer.Option()] = None,
-    save_steps: Annotated[int | None, typer.Option()] = None,
-    seed: Annotated[int | None, typer.Option()] = None,
-    eval_every: Annotated[
-        int | None, typer.Option(help="Evaluate every K steps into OUT/evals/step-K.")
-    ] = None,
-    eval_benchmarks: Annotated[
-        str | None, typer.Option(help="Comma-separated benchmarks to evaluate.")
-    ] = None,
     set_: Annotated[
         list[str] | None,
         typer.Option("--set", help="KEY=VALUE for any config key; trl.FIELD for any GRPOConfig field."),
@@ -76,21 +71,9 @@ def train_command(
 
     flags = {
         "method": method,
-        "model": model,
-        "dataset": dataset,
-        "out": out,
-        "scorer": scorer,
         "data_dir": str(run["data_dir"]) if run["data_dir"] else None,
         "judge": judge or None,
-        "max_steps": max_steps,
-        "num_generations": num_generations,
-        "prompts_per_step": prompts_per_step,
-        "learning_rate": learning_rate,
-        "max_completion_length": max_completion_length,
-        "save_steps": save_steps,
-        "seed": seed,
-        "eval_every": eval_every,
-        "eval_benchmarks": eval_benchmarks,
+        **train,
     }
     given = {k: v for k, v in flags.items() if v is not None}  # an unset flag leaves --set's value
     cfg = load_config(
