@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,9 +29,8 @@ class Row:
     source: str  # "ours" or "paper"
     cells: dict[tuple[str, int], Cell] = field(default_factory=dict)  # (group, column index) -> cell
     delta: dict[tuple[str, int], float] = field(default_factory=dict)
-    differs: list[str] = field(
-        default_factory=list
-    )  # with --with-paper: how it departs from the paper's protocol
+    # with --with-paper: how its runs depart from the paper's protocol (then it is never ranked best)
+    differs: list[str] = field(default_factory=list)
 
 
 def get_layout(name: str) -> Layout:
@@ -270,7 +270,7 @@ def _csv(layout, rows, keys) -> str:
     return buffer.getvalue()
 
 
-def footnote(infos: list[dict], with_paper: bool, layout: Layout, rows: list[Row] = ()) -> str:
+def footnote(infos: list[dict], with_paper: bool, layout: Layout, rows: Sequence[Row] = ()) -> str:
     """How our numbers were made (sampling per benchmark, dataset revisions), what the cells mean, and
     with the paper's rows which of ours were not made under its protocol."""
     settings: dict[str, list[str]] = {}
