@@ -150,14 +150,14 @@ def test_files_that_are_not_utf8_name_their_line(tmp_path, custom):
     assert one_line_error(done) == f"{generations}:2: not UTF-8 text; save the file as UTF-8"
 
 
-def test_an_out_that_is_a_file_or_under_one_is_refused(tmp_path, custom, evaluated):
+def test_an_out_that_is_a_file_or_under_one_is_refused(tmp_path, custom, evaluated, tiny_model):
     a_file = tmp_path / "file"
     a_file.write_text("keep me")
     generations = tmp_path / "gens.jsonl"
     generations.write_text('{"item_id": "a", "text": "2"}\n')
     for out in (a_file, a_file / "run"):
-        done = harness("eval", "--model", "unused", "--benchmarks", f"jsonl:{custom}", "--scorer", "math",
-                       "--out", str(out))  # fmt: skip
+        done = harness("eval", "--model", str(tiny_model), "--benchmarks", f"jsonl:{custom}",
+                       "--scorer", "math", "--out", str(out))  # fmt: skip
         assert one_line_error(done).startswith(f"{out}: cannot write a run directory there (")
         done = harness("score", "--generations", str(generations), "--benchmark", f"jsonl:{custom}",
                        "--scorer", "math", "--out", str(out))  # fmt: skip
