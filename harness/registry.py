@@ -47,9 +47,6 @@ class Registry(Mapping[str, T], Generic[T]):
     def points(self) -> dict[str, EntryPoint]:
         return registered(self.group, self.kind)
 
-    def names(self) -> tuple[str, ...]:
-        return tuple(self.points())
-
     def __getitem__(self, name: str) -> T:
         if name not in self._loaded:
             point = self.points()[name]  # KeyError for a name no package registers
