@@ -240,8 +240,10 @@ def _converted_value(sentence: str) -> str | None:
     match = _CONVERTED.match(sentence.strip())
     if match is None:
         return None
+    if _ALTERNATIVES.search(match.group("chain")):  # "1.55 eV or 1.6 eV", "10 or x = 5": two candidates
+        return None
     last = _CHAIN_LINK.split(match.group("chain").replace("$", ""))[-1].strip()
-    if not last or _ALTERNATIVES.search(last):  # "1.55 eV or 1.6 eV": two candidates
+    if not last:
         return None
     return _stated(_VALUE_AND_WORDS.fullmatch(last)) or _value(last)
 

@@ -137,6 +137,7 @@ CASES = [
         "1 cue", f"{WORK}Converting to electron-volts, we get E = 2.48e-19 J = 1.65 eV.", "1.55", 0.0, PHOTON
     ),
     case("1 cue", f"{WORK}Converting to electron-volts, we get 1.55 eV or 1.6 eV.", "1.55", 0.0, PHOTON),
+    case("1 cue", f"{WORK}Converting to the asked units, we get $10$ or $x=5$.", "x=5", 0.0),  # differential
     # 1. the value followed by words
     case(
         "1 words",
