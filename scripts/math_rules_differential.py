@@ -220,6 +220,15 @@ def wrong(gold: str, others: list[str]) -> str:
     return next(o for o in others if o.strip().replace(" ", "") != stripped.replace(" ", ""))
 
 
+UNICODE = {  # LaTeX -> the Unicode or plain text a model may write (rules 4 reads it back)
+    r"\\sqrt\{(\d+|[A-Za-z])\}": r"√\1",
+    r"\\tau\b": "τ",
+    r"\\Delta\b": "Δ",
+    r"\\theta\b": "θ",
+    r"\\ln\b": "ln",
+}
+
+
 def variants(gold: str) -> dict[str, str]:
     """Rewritings of `gold` that the rules may judge differently (name -> answer value)."""
     found: dict[str, str] = {}
@@ -238,6 +247,17 @@ def variants(gold: str) -> dict[str, str]:
         found["bare_subscripts"] = re.sub(r"_\{([A-Za-z0-9])\}", r"_\1", gold)
     if re.fullmatch(r"[^=]+=\s*0", gold.strip()):
         found["equation_multiple"] = f"4\\left({gold.split('=')[0]}\\right)=0"
+    unicode = gold
+    for command, symbol in UNICODE.items():
+        unicode = re.sub(command, symbol, unicode)
+    if unicode != gold:  # rules 4: "√5", "τ", "ln 2"
+        found["unicode"] = unicode
+    if gold.strip().endswith("%"):  # rules 4: a bare number for "What percentage"
+        found["percent_bare"] = gold.strip().rstrip("%").rstrip("\\").strip()
+    if re.search(r"\\pi k\b", gold):  # rules 4: the family's parameter named n and declared
+        found["parameter_n"] = re.sub(r"\\pi k\b", r"\\pi n", gold) + r",\ n \in \mathbb{Z}"
+    if choice := re.fullmatch(r"\\text\{\(([A-E])\)\}", gold.strip()):  # rules 4: the letter with text
+        found["choice_text"] = f"\\textbf{{({choice.group(1)})}}\\ \\text{{the option's text}}"
     letters = re.findall(r"(?<![\\A-Za-z])[A-Za-z](?![A-Za-z])", re.sub(r"\\text\{[^{}]*\}", "", gold))
     if letters:
         found["other_case"] = re.sub(
