@@ -3,8 +3,8 @@
 Only three kinds of request are answered: the page (`/`), its packaged assets (`/static/...`, resolved
 inside the package's static folder) and data (`/api/PATH`, answered by `Site.get`, whose paths are
 positions, not file names). Nothing else on the machine, the run folders included, is served as a file.
-A malformed path (too long, broken percent-escapes, control characters, `..`) is answered 400 or 414,
-one that names nothing 404, never with a traceback.
+A malformed path (too long, broken percent-escapes, control characters or raw bytes outside ASCII, `..`)
+is answered 400 or 414, one that names nothing 404, never with a traceback.
 """
 
 from __future__ import annotations
@@ -75,6 +75,17 @@ def content_type(path: Path) -> str:
 class Handler(BaseHTTPRequestHandler):
     site: Site
     hosts: frozenset[str] = frozenset()  # Host headers accepted (empty: any, when exposed with --host)
+
+    def parse_request(self) -> bool:
+        """A request line holding a byte outside printable ASCII is refused whole: http.server would
+        split it on any Unicode space (a raw 0x85 among them) and answer what was left of it."""
+        line = self.raw_requestline.rstrip(b"\r\n")
+        if any(b < 0x20 or b > 0x7E for b in line):
+            self.command, self.requestline, self.request_version = None, "", "HTTP/1.1"
+            self.close_connection = True
+            self.send_error(400, "malformed request line")
+            return False
+        return super().parse_request()
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         if self.hosts and self.headers.get("Host", "") not in self.hosts:

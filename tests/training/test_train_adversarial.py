@@ -91,7 +91,7 @@ def test_a_bad_config_file_is_one_line(tiny_model, data, tmp_path, text, message
 def test_a_missing_model_is_refused_before_out_is_written(data, tmp_path):
     out = tmp_path / "out"
     message = refused(train(tmp_path / "no-such-model", data, out, "--max-steps", "1"))
-    assert message.startswith(f"--model {tmp_path / 'no-such-model'}: cannot load it")
+    assert message.startswith(f"--model {tmp_path / 'no-such-model'}: no such folder")
     assert not out.exists()
 
 
