@@ -23,7 +23,6 @@ from harness.io.read import (
 )
 
 MAX_LINE_BYTES = 64 << 20  # one record the page may ask for
-SHOWN_ITEMS = 1000  # of a list in a record the page shows
 
 
 def inside(root: Path, name: str) -> Path | None:
@@ -67,22 +66,11 @@ def scan(path: Path | None) -> Iterator[tuple[int, int, dict[str, Any]]]:
 
 
 def read_line(path: Path, offset: int, length: int) -> dict[str, Any]:
-    """The record of one JSONL line found by `scan`, with each list cut to SHOWN_ITEMS (a page shows no
-    more, and a list of 300,000 numbers would overflow its stack)."""
+    """The record of one JSONL line found by `scan` (bounded by the reader; the page draws long lists
+    without recursion, thinning what it plots)."""
     with open(open_regular(path), "rb") as f:
         f.seek(offset)
         try:
-            return shown(loads(f.read(length)))
+            return loads(f.read(length))
         except Unfit as e:
             raise HarnessError(f"{path}: changed while it was shown ({e})") from None
-
-
-def shown(value: Any) -> Any:
-    """`value` with every list longer than SHOWN_ITEMS cut to its first ones and a note of the rest
-    (depth is bounded by the reader)."""
-    if isinstance(value, dict):
-        return {k: shown(v) for k, v in value.items()}
-    if isinstance(value, list):
-        kept = [shown(v) for v in value[:SHOWN_ITEMS]]
-        return kept + [f"... {len(value) - SHOWN_ITEMS} more"] if len(value) > SHOWN_ITEMS else kept
-    return value
