@@ -534,10 +534,6 @@ FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def _words(text: str) -> int:
-    return len(text.split())
-
-
 # --- planted documents the pipeline must remove ------------------------------------------------------
 
 # (family index, document index, how it was copied): what several copies of one page look like
