@@ -4,10 +4,9 @@ Torch's default is one thread per core that busy-waits (spins) between parallel 
 that other work uses, or beside the harness's own scorer workers, spinning threads fight for the
 cores: one batch of 8 prompts took 405 s that way and 55 s with one thread. The harness gives each of
 its processes (one per rank under torchrun) an equal share of the CPUs it may use
-(`os.sched_getaffinity`), and makes OpenMP threads sleep while they wait (OMP_WAIT_POLICY=PASSIVE,
-KMP_BLOCKTIME=0 for Intel's runtime). Scorer workers are not subtracted: they score a batch in a small
-part of the time its generation takes, and sleeping threads give way to them (measured with them:
-tests/perf/bench_threads.py, where this choice beat one thread idle and busy).
+(`os.sched_getaffinity`) less one, left to its scorer workers and the machine's other work (at least
+one thread), and makes OpenMP threads sleep while they wait (OMP_WAIT_POLICY=PASSIVE, KMP_BLOCKTIME=0
+for Intel's runtime). Measured: tests/perf/bench_threads.py.
 
 Which count wins: `--threads N`, then HARNESS_THREADS=N, then OMP_NUM_THREADS, then the share.
 HARNESS_THREADS=torch leaves torch's own defaults alone (to compare them: tests/perf/bench_threads.py).
@@ -85,7 +84,10 @@ def choose(environ: Mapping[str, str], requested: int | None, cpus: int) -> Thre
     if omp:
         first = omp.split(",")[0]  # a nested list ("4,2"): the outer level is torch's
         return ThreadPolicy(_count(first, "OMP_NUM_THREADS"), "OMP_NUM_THREADS", wait, cpus, processes)
-    return ThreadPolicy(max(1, cpus // processes), "share of the CPUs", wait, cpus, processes)
+    # one CPU of each share is left to the scorer workers and the machine's other work: on 2 CPUs with
+    # two busy processes beside it, one thread beat two sleeping ones by 20 % (docs/install.md)
+    share = cpus // processes
+    return ThreadPolicy(max(1, share - 1), "share of the CPUs less one", wait, cpus, processes)
 
 
 _given: dict[str, str] | None = None  # the environment as the user gave it, before `configure` changed it

@@ -34,7 +34,7 @@ def test_the_count_is_the_first_of_the_option_the_variables_and_the_share(cpus, 
             (requested, "--threads"),
             (own, "HARNESS_THREADS"),
             (omp, "OMP_NUM_THREADS"),
-            (max(1, cpus // (ranks or 1)), "share of the CPUs"),
+            (max(1, cpus // (ranks or 1) - 1), "share of the CPUs less one"),
         )
         if value is not None
     )
@@ -103,8 +103,10 @@ def probe(requested: int | None, **env: str) -> dict:
 
 def test_torch_computes_with_the_chosen_threads_which_sleep_while_they_wait():
     cpus = len(os.sched_getaffinity(0))
-    assert probe(None) == {"torch": cpus, "omp": str(cpus), "wait": "PASSIVE", "kmp": "0"}
+    share = max(1, cpus - 1)  # one CPU left over
+    assert probe(None) == {"torch": share, "omp": str(share), "wait": "PASSIVE", "kmp": "0"}
     assert probe(1) == {"torch": 1, "omp": "1", "wait": "PASSIVE", "kmp": "0"}
+    assert probe(2) == {"torch": 2, "omp": "2", "wait": "PASSIVE", "kmp": "0"}
     assert probe(None, LOCAL_WORLD_SIZE=str(cpus)) == {"torch": 1, "omp": "1", "wait": "PASSIVE", "kmp": "0"}
     # the user's settings stay as given; HARNESS_THREADS=torch leaves torch alone
     assert probe(None, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="ACTIVE")["wait"] == "ACTIVE"
