@@ -5,7 +5,7 @@ from typing import Any
 
 from benchmarks.base import Benchmark
 from harness import HarnessError
-from harness.registry import Registry
+from harness.core.registry import Registry
 
 
 def _benchmark(name: str, loaded: Any) -> Benchmark:

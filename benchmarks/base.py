@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.data import read_rows, sha256_file
-from harness.progress import console
+from harness.core.data import read_rows, sha256_file
+from harness.core.progress import console
+from harness.core.types import Item, Sampling
 from harness.scoring.latex import has_corrupted_escape
-from harness.types import Item, Sampling
 
 PACKAGED_DIR = Path(__file__).parent / "data"  # copies shipped in the package (data/SOURCES.md)
 MATH_PROMPT = "{problem}\n\nPlease reason step by step, and put your final answer within \\boxed{}."
@@ -122,7 +122,7 @@ class Benchmark:
             return self._load_local(Path(data_dir))
         if self.packaged is None:
             return self._load_hub()
-        from harness.hub import hub_unreachable
+        from harness.core.hub import hub_unreachable
 
         why = hub_unreachable()
         if why is None:
@@ -333,7 +333,7 @@ def columns(
     meta: tuple[str, ...] = (),
 ) -> RowMapper:
     """A RowMapper reading the named fields; without `id`, the row number (from 0) is the id."""
-    from harness.data import require
+    from harness.core.data import require
 
     def to_item(row: dict[str, Any], path: Path, number: int) -> Item:
         gold = (

@@ -13,8 +13,8 @@ from typing import Any
 
 from benchmarks.base import Benchmark, FileLayout, HubSource
 from harness import HarnessError
-from harness.data import require
-from harness.types import Item, Sampling
+from harness.core.data import require
+from harness.core.types import Item, Sampling
 
 OUTPUT_TASK = (
     "You are given a Python function and an assertion containing an input to the function. Complete the "

@@ -18,9 +18,9 @@ from typing import Any
 from benchmarks.base import MATH_PROMPT, Benchmark, FileLayout, columns
 from benchmarks.gpqa import PROMPT as CHOICE_PROMPT
 from harness import HarnessError
-from harness.data import require
+from harness.core.data import require
+from harness.core.types import Item
 from harness.scoring.rules import gold_text
-from harness.types import Item
 
 
 def _code_item(row: dict[str, Any], path: Path, number: int) -> Item:

@@ -7,7 +7,7 @@ benchmark prompt is just "{problem}". Inputs longer than `MAX_INPUT` tokens are 
 
 import re
 
-from harness.types import Sampling
+from harness.core.types import Sampling
 
 GENERAL_QA = (
     "Please read the following text and answer the question below.\n<text>\n{content}\n</text>\n"

@@ -15,10 +15,10 @@ from typing import Any
 from benchmarks.base import Benchmark, FileLayout, HubSource
 from benchmarks.doc_prompts import FINANCIAL_MATH, MAX_INPUT, SAMPLING, fill
 from harness import HarnessError
-from harness.data import require
+from harness.core.data import require
+from harness.core.types import Item
 from harness.scoring.numeric import parse_number
 from harness.scoring.rules import gold_text
-from harness.types import Item
 
 SUBSETS = ("complong", "compshort", "simplong", "simpshort")
 REPO = "yale-nlp/DocMath-Eval"

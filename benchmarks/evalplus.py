@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.base import Benchmark, FileLayout, HubSource
-from harness.data import require
+from harness.core.data import require
+from harness.core.types import Item, Sampling
 from harness.sandbox.codec import encode
-from harness.types import Item, Sampling
 
 HUMANEVAL_PLUS_VERSION = "v0.1.10"
 MBPP_PLUS_VERSION = "v0.2.0"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.data import sha256_file
+from harness.core.data import sha256_file
 
 CHECKSUMS = "checksums.json"
 HOW_TO = "docs/install.md, 'Benchmark data'"  # the page that says where the files come from
@@ -75,7 +75,7 @@ def _from_origin(bench, to: Path) -> Fetched:
     """From the pinned source; offline, the shipped copy of a benchmark that has one, else an error
     saying where the files come from."""
     from benchmarks.base import PACKAGED_DIR
-    from harness.hub import hub_unreachable
+    from harness.core.hub import hub_unreachable
 
     why = hub_unreachable() if bench.hub is not None else None
     if why is None:
@@ -102,7 +102,7 @@ def _offline_message(name: str, hub, why: str, to: Path) -> str:
 
 def _fetch_dapo(to: Path, source: Path | None) -> Fetched:
     from benchmarks.dapo import DAPO_MATH_17K, NAME, convert
-    from harness.hub import hub_unreachable
+    from harness.core.hub import hub_unreachable
 
     (name,) = DAPO_MATH_17K.layout.files
     if source is not None:
@@ -187,7 +187,7 @@ def read_checksums(to: Path) -> dict[str, Any]:
 
 def _record(to: Path, fetched: Fetched) -> None:
     """Add (or replace) one entry of DIR/checksums.json, written whole through a temporary file."""
-    from harness.store import atomic_write
+    from harness.core.store import atomic_write
 
     recorded = read_checksums(to)
     recorded[fetched.name] = {"origin": fetched.origin, "files": fetched.files}

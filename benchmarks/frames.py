@@ -16,9 +16,9 @@ from typing import Any
 from benchmarks.base import Benchmark, FileLayout, HubSource
 from benchmarks.doc_prompts import GENERAL_QA, MAX_INPUT, SAMPLING, fill
 from harness import HarnessError
-from harness.data import require
+from harness.core.data import require
+from harness.core.types import Item
 from harness.scoring.rules import gold_text
-from harness.types import Item
 
 OFFICIAL = "google/frames-benchmark"
 

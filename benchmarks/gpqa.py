@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.base import REASONING_SAMPLING, Benchmark, FileLayout, HubSource
-from harness.data import require
-from harness.types import Item
+from harness.core.data import require
+from harness.core.types import Item
 
 REPO, REVISION = "Idavidrein/gpqa", "633f5ee89ab8ad4522a9f850766b73f62147ffdd"
 PROMPT = "{problem}\n\nPlease reason step by step, and put the letter of your final answer within \\boxed{}."

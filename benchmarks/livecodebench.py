@@ -18,8 +18,8 @@ from typing import Any
 
 from benchmarks.base import Benchmark, FileLayout, HubSource
 from harness import HarnessError
-from harness.data import require
-from harness.types import Item, Sampling
+from harness.core.data import require
+from harness.core.types import Item, Sampling
 
 FILES = ("test.jsonl", "test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl", "test6.jsonl")
 RELEASES = {f"release_v{i}": FILES[:i] for i in range(1, 7)} | {

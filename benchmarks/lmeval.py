@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.base import Benchmark, Loaded, content_hash
-from harness.progress import console
+from harness.core.progress import console
+from harness.core.types import Item, Sampling
 from harness.scoring import lmeval
-from harness.types import Item, Sampling
 
 SUPPORTED_KWARGS = {"until", "max_gen_toks", "temperature", "do_sample", "top_p", "top_k"}
 

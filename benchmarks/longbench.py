@@ -16,9 +16,9 @@ from typing import Any
 
 from benchmarks.base import Benchmark, FileLayout, HubSource
 from benchmarks.doc_prompts import GENERAL_QA, MAX_INPUT, MULTIPLE_CHOICE, SAMPLING, fill
-from harness.data import require
+from harness.core.data import require
+from harness.core.types import Item
 from harness.scoring.rules import gold_text
-from harness.types import Item
 
 V2_REPO, V2_REVISION = "THUDM/LongBench-v2", "2b48e494f2c7a2f0af81aae178e05c7e1dde0fe9"
 V1_REPO, V1_REVISION = "THUDM/LongBench", "7c9853f5f7fca382f6da407759276469a7b89d0d"  # its parquet conversion

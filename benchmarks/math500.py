@@ -1,7 +1,7 @@
 """MATH-500: the PRM800K test subset of MATH."""
 
 from benchmarks.base import Benchmark, FileLayout, HubSource, columns
-from harness.types import Sampling
+from harness.core.types import Sampling
 
 _fields = columns(id="unique_id", problem="problem", answer="answer", meta=("subject", "level"))
 

@@ -5,9 +5,9 @@ from typing import Any
 
 from benchmarks.base import Benchmark, FileLayout, HubSource, columns
 from harness import HarnessError
-from harness.data import require
+from harness.core.data import require
+from harness.core.types import Sampling
 from harness.scoring.latex import last_boxed
-from harness.types import Sampling
 
 
 def _answer_from_solution(row: dict[str, Any], path: Path, number: int) -> str:

@@ -4,8 +4,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.base import Benchmark, FileLayout, HubSource, columns
-from harness.data import require
-from harness.types import Sampling
+from harness.core.data import require
+from harness.core.types import Sampling
 
 
 def _final_answer(row: dict[str, Any], path: Path, number: int) -> str:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.backends import EngineConfig
+from harness.core.settings import check, setting
 from harness.scoring.judge import JudgeConfig
-from harness.settings import check, setting
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.thinking import prompt_opens_think
+from harness.core.thinking import prompt_opens_think
 from trainers.methods.azr import prompts
 from trainers.methods.azr.executor import check_deduction
 from trainers.methods.azr.parsing import extract_solution, format_ok

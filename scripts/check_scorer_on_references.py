@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from benchmarks import BENCHMARKS
-from harness.data import read_rows
+from harness.core.data import read_rows
 from harness.scoring.math import MathScorer
 
 

@@ -41,7 +41,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks import BENCHMARKS
-from harness.data import read_rows
+from harness.core.data import read_rows
 from harness.scoring.math import MathScorer
 from harness.scoring.math_forms import asks_for_percent
 from harness.scoring.math_symbols import as_latex

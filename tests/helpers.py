@@ -35,9 +35,9 @@ def answered_run(
     """A finalized one-sample run of the benchmark "sums", scored by `scorer`: item i answered
     `answers[i]` (None: nothing extracted), right when that equals `golds[i]`; run.json keeps each
     gold as `stored(gold)` (e.g. `gold_text`, the form of the choice, cem, numeric and integer golds)."""
-    from harness.records import generation_record
+    from harness.core.records import generation_record
+    from harness.core.store import GENERATIONS, SCORES, RunDir
     from harness.stages.score import finalize
-    from harness.store import GENERATIONS, SCORES, RunDir
 
     config = {"benchmarks": ["sums"], "model": model or str(path), "scorers": {"sums": scorer}}
     info = {

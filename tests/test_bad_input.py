@@ -217,7 +217,7 @@ def test_list_shows_benchmarks():
 
 
 def test_half_written_record_is_dropped_and_corrupt_middle_line_is_reported(tmp_path):
-    from harness.store import RunDir
+    from harness.core.store import RunDir
 
     run = RunDir(tmp_path)
     run.append("x.jsonl", [{"a": 1}, {"a": 2}])

@@ -9,7 +9,7 @@ import pytest
 from helpers import run_cli
 
 from benchmarks import get_benchmark
-from harness.metrics import Outcome, aggregate
+from harness.core.metrics import Outcome, aggregate
 from harness.scoring.code import CodeScorer
 from harness.scoring.lcb import private_tests
 from harness.stages.score import upstream_samples

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 
+from harness.core.types import Request
 from harness.stages.shards import deal
-from harness.types import Request
 
 
 def test_deal_keeps_items_whole_and_round_robin():

@@ -20,7 +20,7 @@ from benchmarks import BENCHMARKS
 from benchmarks.base import PACKAGED_DIR
 from benchmarks.dapo import DAPO_MATH_17K, INSTRUCTION, REMINDER, bare_problem
 from harness import HarnessError
-from harness.data import read_rows, sha256_file
+from harness.core.data import read_rows, sha256_file
 
 MATH500 = BENCHMARKS["math500"].hub
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from inprocess import harness, one_line_error
 
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES
+from harness.core.store import GENERATIONS, RESULTS, RUN, SCORES
 
 CUSTOM = '{"id": "a", "problem": "1+1?", "answer": "2"}\n{"id": "b", "problem": "2+2?", "answer": "4"}\n'
 FUZZ = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

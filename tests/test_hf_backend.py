@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from harness.backends.hf import HFBackend, SeededSampler
-from harness.types import Request
+from harness.core.types import Request
 
 MESSAGES = ({"role": "user", "content": "What is 2 + 2?"},)
 OTHER = ({"role": "user", "content": "A much longer question about triangles and their areas, please."},)

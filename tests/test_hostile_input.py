@@ -11,8 +11,8 @@ import pytest
 from inprocess import harness, one_line_error
 
 from harness import HarnessError
+from harness.core.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir
 from harness.stages.score import score_run
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir
 
 CUSTOM = '{"id": "a", "problem": "1+1?", "answer": "2"}\n{"id": "b", "problem": "2+2?", "answer": "4"}\n'
 

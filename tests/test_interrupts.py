@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM (harness/terminate.py): eval, score and train end with one line that says what
+"""Ctrl-C and SIGTERM (harness/core/terminate.py): eval, score and train end with one line that says what
 was kept and that the same command resumes, exit 130 or 143, and no process, worker or rank prints a
 traceback; the same command then finishes the run as if nothing had happened.
 
@@ -20,8 +20,8 @@ import pytest
 from helpers import run_cli
 
 from benchmarks.arithmetic import arithmetic_rows, write_jsonl
-from harness import terminate
-from harness.terminate import Interrupted, final_line, keeping
+from harness.core import terminate
+from harness.core.terminate import Interrupted, final_line, keeping
 
 FILES = ("generations.jsonl", "scores.jsonl", "results.json")
 CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -159,7 +159,7 @@ def test_an_interrupted_score_keeps_its_scores_and_the_same_command_finishes_it(
 
 
 def test_an_interrupted_one_process_train_names_its_checkpoint_and_resumes(tmp_path):
-    from harness.tiny_model import build_tiny_model
+    from harness.core.tiny_model import build_tiny_model
 
     model = build_tiny_model(tmp_path / "model", thinking=False)
     train_file = write_jsonl(tmp_path / "train.jsonl", arithmetic_rows(64, seed=1))
@@ -229,7 +229,7 @@ def test_what_was_kept_is_said_after_the_command_has_unwound(monkeypatch):
 def test_an_interrupted_two_process_train_says_its_line_once_and_no_rank_prints_a_traceback(tmp_path):
     """Under torchrun each rank gets the Ctrl-C: the main one says what was kept, the other says
     nothing, and neither prints a traceback (torchrun, the launcher, reports the signal its own way)."""
-    from harness.tiny_model import build_tiny_model
+    from harness.core.tiny_model import build_tiny_model
 
     model = build_tiny_model(tmp_path / "model", thinking=False)
     train_file = write_jsonl(tmp_path / "train.jsonl", arithmetic_rows(64, seed=1))
@@ -261,7 +261,7 @@ def test_an_interrupted_two_process_train_says_its_line_once_and_no_rank_prints_
 
 SLOW_CLEANUP = """
 import sys, time
-from harness.terminate import Interrupted, final_line, interrupt_on_signals, keeping
+from harness.core.terminate import Interrupted, final_line, interrupt_on_signals, keeping
 interrupt_on_signals()
 try:
     with keeping(lambda: "runs/x keeps 5/9 generations and 5 scores"):

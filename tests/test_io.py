@@ -1,4 +1,4 @@
-"""The one reader and the one writer (harness/io, issue 44): hostile files of every class either give a
+"""The one reader and the one writer (harness/core/io, issue 44): hostile files of every class either give a
 value or one line naming the file, within a time bound; nothing is read or written through a link."""
 
 import json
@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import HarnessError
-from harness.io.read import MAX_DEPTH, load_yaml, read_json, read_yaml
-from harness.io.write import OutDir, safe_name, write_file
-from harness.store import GENERATIONS, RUN, SCORES, RunDir
+from harness.core.io.read import MAX_DEPTH, load_yaml, read_json, read_yaml
+from harness.core.io.write import OutDir, safe_name, write_file
+from harness.core.store import GENERATIONS, RUN, SCORES, RunDir
 
 BOUND_S = 2.0  # each example, parse included
 PROPERTY = settings(
@@ -393,8 +393,8 @@ def test_a_method_state_is_saved_through_no_link(tmp_path):
 
 
 def test_sizes_devices_and_benchmark_numbers_are_bounded(tmp_path):
-    from harness.data import read_rows
-    from harness.io.read import read_bytes
+    from harness.core.data import read_rows
+    from harness.core.io.read import read_bytes
 
     path = tmp_path / "big.json"
     path.write_text("[" + "1," * 10 + "1]")

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
+from harness.core.thinking import prompt_opens_think, split_thinking
 from harness.scoring.latex import boxed_contents, has_corrupted_escape, last_boxed
 from harness.scoring.math import MathScorer, as_integer
 from harness.scoring.pool import CallCrashed, CallTimeout, map_with_timeout
-from harness.thinking import prompt_opens_think, split_thinking
 
 # ---------------------------------------------------------------------------------------------
 # Pool helpers: spawned workers import this module to find them, so they live at top level.

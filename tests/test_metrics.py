@@ -1,4 +1,4 @@
-"""Tests for harness.metrics against hand-computed values."""
+"""Tests for harness.core.metrics against hand-computed values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from math import comb
 
 import pytest
 
-from harness.metrics import (
+from harness.core.metrics import (
     Outcome,
     aggregate,
     answer_of,

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from inprocess import TWO_ITEMS, harness, one_line_error
 
-from harness.hub import looks_like_path
-from harness.store import RUN
+from harness.core.hub import looks_like_path
+from harness.core.store import RUN
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -6,8 +6,8 @@ import zipfile
 from helpers import run_cli
 
 from harness.backends.hf import HFBackend
-from harness.models import SOURCE_FILE
-from harness.types import Request
+from harness.core.models import SOURCE_FILE
+from harness.core.types import Request
 
 NAME = "smollm2-135m-instruct"
 

@@ -15,8 +15,8 @@ from benchmarks.base import PACKAGED_DIR
 from harness import HarnessError
 from harness.cli.evaluation import CPU_REASONING_CAP, OFFLINE_CAP, _fit_hardware
 from harness.config import SamplingOverrides
-from harness.data import read_rows
-from harness.hub import hub_unreachable
+from harness.core.data import read_rows
+from harness.core.hub import hub_unreachable
 
 
 @pytest.mark.parametrize(

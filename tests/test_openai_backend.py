@@ -13,8 +13,8 @@ from helpers import run_cli
 
 from harness import HarnessError
 from harness.backends.openai import OpenAIBackend, ServerError, joined_reasoning
-from harness.thinking import split_thinking
-from harness.types import Request
+from harness.core.thinking import split_thinking
+from harness.core.types import Request
 
 MESSAGES = ({"role": "user", "content": "What is 2 + 2?"},)
 

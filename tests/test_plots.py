@@ -10,12 +10,12 @@ import pytest
 from helpers import answered_run
 
 from harness import HarnessError
-from harness.metrics import bootstrap_ci
-from harness.records import generation_record
+from harness.core.metrics import bootstrap_ci
+from harness.core.records import generation_record
+from harness.core.store import GENERATIONS, RESULTS, RunDir
 from harness.report import plots
 from harness.report.plotdata import checkpoint_step, pass_at_k_curve, run_labels, scored_pairs
 from harness.stages.score import finalize
-from harness.store import GENERATIONS, RESULTS, RunDir
 
 # benchmark -> item -> per-sample (value, completion_tokens, finish_reason)
 Samples = dict[str, dict[str, list[tuple[float, int | None, str | None]]]]

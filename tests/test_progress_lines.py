@@ -1,4 +1,4 @@
-"""Progress in a log (harness/progress.py): plain lines as the work goes, at every 5 % and at a bounded
+"""Progress in a log (harness/core/progress.py): plain lines as the work goes, at every 5 % and at a bounded
 interval, with done/total, rate and ETA; a real eval with stderr sent to a file writes them."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.progress import LogProgress, duration
+from harness.core.progress import LogProgress, duration
 
 LINE = re.compile(r"(?P<what>[\w ()]+): (?P<done>\d+)/(?P<total>\d+) samples \((?P<share>\d+)%\) in \S+")
 
@@ -154,7 +154,7 @@ ENVIRONMENT_TEXT = st.text(
 
 @given(ENVIRONMENT_TEXT | st.floats(allow_nan=True, allow_infinity=True).map(str))
 def test_any_interval_setting_gives_a_usable_interval(text):
-    import harness.progress as progress
+    import harness.core.progress as progress
 
     os.environ[progress.INTERVAL_VARIABLE] = text
     try:

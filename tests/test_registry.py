@@ -1,4 +1,4 @@
-"""The registry of methods and benchmarks (harness/registry.py): every installed package's entry points,
+"""The registry of methods and benchmarks (harness/core/registry.py): every installed package's entry points,
 names read without importing anything, and a name two packages register differently refused, so that
 installing a package can never quietly replace another's method or benchmark."""
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import HarnessError
-from harness.registry import Registry, registered
+from harness.core.registry import Registry, registered
 
 GROUP = "harness.test_registry"  # a group of its own: the real ones stay as installed
 

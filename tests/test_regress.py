@@ -9,9 +9,9 @@ import pytest
 from helpers import answered_run, run_cli
 from scipy import stats
 
-from harness.metrics import holm, mcnemar_exact, min_detectable_effect, sign_flip_p
+from harness.core.metrics import holm, mcnemar_exact, min_detectable_effect, sign_flip_p
+from harness.core.store import RESULTS
 from harness.scoring.rules import gold_text
-from harness.store import RESULTS
 
 
 @pytest.mark.parametrize(("b", "c"), [(0, 0), (0, 5), (3, 9), (10, 10), (1, 30), (25, 7)])

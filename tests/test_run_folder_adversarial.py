@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from inprocess import TWO_ITEMS, harness, one_line_error
 
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES
+from harness.core.store import GENERATIONS, RESULTS, RUN, SCORES
 
 OTHER = '{"id": "x", "problem": "3+3?", "answer": "6"}\n'
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from helpers import REPO
 from inprocess import harness, one_line_error
 
-from harness.store import GENERATIONS, LOCK, RESULTS, RUN, RunDir
+from harness.core.store import GENERATIONS, LOCK, RESULTS, RUN, RunDir
 
 DATA = "".join(
     json.dumps({"id": str(i), "problem": f"{i}+1?", "answer": str(i + 1)}) + "\n" for i in range(3)

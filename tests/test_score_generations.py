@@ -11,13 +11,13 @@ from helpers import run_cli
 from benchmarks import BENCHMARKS
 from harness.backends import EngineConfig
 from harness.config import EvalConfig, SamplingOverrides, ScoringConfig
-from harness.external import import_generations
-from harness.metrics import k_values
-from harness.records import generation_record
-from harness.runinfo import stable_hash
+from harness.core.metrics import k_values
+from harness.core.records import generation_record
+from harness.core.runinfo import stable_hash
+from harness.core.store import GENERATIONS, RUN, RunDir
+from harness.runs.external import import_generations
 from harness.stages.plan import plan
 from harness.stages.score import score_run
-from harness.store import GENERATIONS, RUN, RunDir
 
 R1_STYLE = (
     "<think>\nLet me compute. Maybe \\boxed{205}? No, recheck: 9/s + t = 4 ...\n</think>\n\n"

@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 
 from harness.backends import EngineConfig
-from harness.records import generation_record
+from harness.core.records import generation_record
+from harness.core.store import GENERATIONS, SCORES, RunDir
+from harness.core.types import Score
 from harness.scoring import timeless
 from harness.scoring.judge import JudgeConfig
 from harness.stages.score import ScoreStream, score_run
-from harness.store import GENERATIONS, SCORES, RunDir
-from harness.types import Score
 
 GOLDS = {str(i): str(i * 7) for i in range(12)}
 

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from harness import HarnessError
-from harness.analysis.probe import Decoding, HFProber, ProbeJob
 from harness.analysis.solve_check import RECORDS, analyze_solve_check, stated_answers
-from harness.analysis.steps import (
+from harness.core.records import generation_record
+from harness.core.store import GENERATIONS, RUN, SCORES, RunDir
+from harness.probing.probe import Decoding, HFProber, ProbeJob
+from harness.probing.steps import (
     Tokens,
     first_step,
     potential,
@@ -20,8 +22,6 @@ from harness.analysis.steps import (
     solve_check_fields,
     step_texts,
 )
-from harness.records import generation_record
-from harness.store import GENERATIONS, RUN, SCORES, RunDir
 
 D = ".\n\n"
 

@@ -1,7 +1,7 @@
 """The run directory's JSONL files hold any text a model can produce."""
 
-from harness.records import generation_record
-from harness.store import GENERATIONS, RunDir
+from harness.core.records import generation_record
+from harness.core.store import GENERATIONS, RunDir
 
 
 def test_unicode_line_separators_inside_texts_stay_in_their_record(tmp_path):

@@ -5,8 +5,8 @@ import json
 
 from helpers import answered_run
 
+from harness.core.store import RESULTS
 from harness.report.table import render
-from harness.store import RESULTS
 
 GOLDS = ["5", "5", "3", "4", "6", "7", "8", "9"]
 

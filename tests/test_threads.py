@@ -1,4 +1,4 @@
-"""Threads that fit the machine (harness/threads.py): which count wins, the wait policy in the
+"""Threads that fit the machine (harness/core/threads.py): which count wins, the wait policy in the
 environment before torch starts, and run.json's record of both."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import HarnessError
-from harness.threads import choose
+from harness.core.threads import choose
 
 counts = st.integers(min_value=1, max_value=512)
 maybe = st.none() | counts
@@ -78,7 +78,7 @@ def test_the_users_wait_policy_stays_and_torch_defaults_set_nothing():
 
 PROBE = """
 import json, os, sys
-from harness.threads import configure
+from harness.core.threads import configure
 configure({requested})
 import torch
 print(json.dumps({{"torch": torch.get_num_threads(), "omp": os.environ.get("OMP_NUM_THREADS"),

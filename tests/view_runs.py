@@ -12,8 +12,8 @@ from helpers import SHARED_DATA
 
 from harness.backends import EngineConfig
 from harness.config import EvalConfig, SamplingOverrides
-from harness.evaluate import run_eval
-from harness.types import Completion, Request
+from harness.core.types import Completion, Request
+from harness.runs.evaluate import run_eval
 
 XSS = (
     '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2"> '
@@ -110,7 +110,7 @@ def candidate_run(out: Path) -> Path:
 def generations_run(out: Path, tmp: Path) -> Path:
     """`harness score --generations` of answers made elsewhere (no prompts, no token counts)."""
     from harness.config import ScoringConfig
-    from harness.external import import_generations
+    from harness.runs.external import import_generations
 
     file = tmp / "elsewhere.jsonl"
     rows = [{"item_id": "60", "text": "\\boxed{204}"}, {"item_id": "61", "text": XSS + " \\boxed{1}"}]

@@ -13,10 +13,10 @@ from typing import Any
 from transformers import TrainerCallback
 
 from harness import HarnessError
-from harness.io.read import Unfit, loads
-from harness.io.write import OutDir, append_file
-from harness.progress import duration, log_interval
-from harness.store import RESULTS, RunDir, atomic_write, read_file
+from harness.core.io.read import Unfit, loads
+from harness.core.io.write import OutDir, append_file
+from harness.core.progress import duration, log_interval
+from harness.core.store import RESULTS, RunDir, atomic_write, read_file
 
 
 class MetricsJsonlCallback(TrainerCallback):

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from harness import HarnessError
-from harness.io.read import (
+from harness.core.io.read import (
     RECORDS_BYTES,
     check_regular,
     loads,
@@ -30,7 +30,7 @@ from harness.io.read import (
     refuse_pickled_weights,
     validate,
 )
-from harness.io.write import write_file
+from harness.core.io.write import write_file
 
 STATE = "method_state"
 LEGACY_STATES = ("method_state.pt", "backend_state.pt")  # pickles, from before this format

@@ -18,9 +18,9 @@ from typing import Any, get_type_hints
 
 from harness import HarnessError
 from harness.backends.remote_code import refuse_code_settings
-from harness.io.read import Unfit, load_yaml, read_yaml
+from harness.core.io.read import Unfit, load_yaml, read_yaml
+from harness.core.settings import check, setting
 from harness.scoring.judge import IDENTITY as JUDGE_IDENTITY
-from harness.settings import check, setting
 from trainers.memory import MODES as CPU_MEMORY_MODES
 from trainers.names import check_method
 

@@ -8,14 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.types import Item
+from harness.core.types import Item, messages_for
 from trainers.config import TrainConfig
 
 
 def item_rows(items: Sequence[Item], template: str, system_prompt: str | None = None) -> list[dict[str, Any]]:
     """Trainer rows (`prompt` messages, `answer`, `id`), prompted exactly as `harness eval` prompts."""
-    from harness.stages.plan import messages_for
-
     return [
         {"id": item.id, "answer": item.answer, "prompt": list(messages_for(item, template, system_prompt))}
         for item in items

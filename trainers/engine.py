@@ -57,7 +57,7 @@ class Engine(Protocol):
     def prober(
         self, n: int, max_tokens: int, entropy_mode: str = "full"
     ) -> contextlib.AbstractContextManager[Any]:
-        """A prober of the current policy (`harness.analysis.probe`): `n` sampled continuations of at most
+        """A prober of the current policy (`harness.probing.probe`): `n` sampled continuations of at most
         `max_tokens` per context, entropy `full` or `topk=K`, and teacher-forced answers."""
         ...
 
@@ -125,7 +125,7 @@ class _TrainerEngine:
     def prober(self, n: int, max_tokens: int, entropy_mode: str = "full") -> Iterator[Any]:
         """The transformers prober on the trainer's model (gathered under ZeRO-3) in eval mode, its training
         mode restored after; it computes the full entropy whatever `entropy_mode` says."""
-        from harness.analysis.probe import HFProber
+        from harness.probing.probe import HFProber
 
         with self.inference_model() as model:
             training = model.training
@@ -226,7 +226,7 @@ class VLLMEngine(_TrainerEngine):
             with super().prober(n, max_tokens, entropy_mode) as prober:
                 yield prober
             return
-        from harness.analysis.probe import VLLMProber
+        from harness.probing.probe import VLLMProber
 
         yield VLLMProber(_ColocatedLLM(self.trainer.vllm_generation.llm), entropy_mode, n, max_tokens)
 

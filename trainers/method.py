@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from harness import HarnessError
-from harness.settings import check
+from harness.core.settings import check
 from trainers.rollout import Rollout
 
 if TYPE_CHECKING:  # torch is imported where a tensor is made: options modules import this one without it

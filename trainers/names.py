@@ -5,7 +5,7 @@ refusal of an unknown method list them; `trainers.methods.METHODS` loads a metho
 from __future__ import annotations
 
 from harness import HarnessError
-from harness.registry import registered
+from harness.core.registry import registered
 
 GROUP = "harness.methods"
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.core.thinking import split_thinking
+from harness.core.types import Score
 from harness.scoring import get_scorer
 from harness.scoring.judge import JudgeConfig
-from harness.thinking import split_thinking
-from harness.types import Score
 
 
 class ScorerReward:

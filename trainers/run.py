@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import HarnessError
-from harness.hub import check_model_source
-from harness.io.read import Unfit, loads
-from harness.store import RunDir, atomic_write, read_file
+from harness.core.hub import check_model_source
+from harness.core.io.read import Unfit, loads
+from harness.core.store import RunDir, atomic_write, read_file
 from trainers.callbacks import (
     EvalEveryCallback,
     FinalCheckpointCallback,

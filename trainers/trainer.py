@@ -25,7 +25,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
 from trl.trainer.utils import RepeatSampler, get_config_model_id, pad
 
-from harness.io.write import write_file
+from harness.core.io.write import write_file
 from trainers.checkpoints import load_method_state, save_method_state
 from trainers.engine import make_engine
 from trainers.masks import completion_mask as make_completion_mask

@@ -22,7 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.analysis.probe import (
+from harness.core.io.read import CONFIG_BYTES, Missing, read_json
+from harness.core.progress import progress_bar
+from harness.core.runinfo import stable_hash
+from harness.core.store import GENERATIONS, RUN, SCORES, RunDir, record_key
+from harness.probing.probe import (
     N_PROBE,
     PROBE_MAX_TOKENS,
     PROBE_TEXT,
@@ -33,7 +37,7 @@ from harness.analysis.probe import (
     VLLMProber,
     entropy_top_k,
 )
-from harness.analysis.steps import (
+from harness.probing.steps import (
     DELIMITER,
     REFLECT_MARKERS,
     TAU_SAT,
@@ -46,11 +50,7 @@ from harness.analysis.steps import (
     solve_check_fields,
     step_texts,
 )
-from harness.io.read import CONFIG_BYTES, Missing, read_json
-from harness.progress import progress_bar
-from harness.runinfo import stable_hash
 from harness.scoring.latex import boxed_contents
-from harness.store import GENERATIONS, RUN, SCORES, RunDir, record_key
 
 MODES = ("probe", "mention")
 RECORDS, AGGREGATES = "solve_check.jsonl", "solve_check.json"
@@ -375,7 +375,8 @@ def probe_record(p: Prepared, results: list[ProbeResult], label: Label) -> dict:
 def prepare(prober: Prober, info: dict, benchmark: str, samples: list[Sample], data_dir: Path | None):
     """Tokenise each response and rebuild its exact prompt (checked against the run's prompt hash)."""
     from harness.backends.chat import prompt_hash
-    from harness.stages.plan import derive_seed, messages_for
+    from harness.core.types import messages_for
+    from harness.stages.plan import derive_seed
 
     if not samples:
         return []

@@ -7,8 +7,8 @@ from typing import Any
 
 from harness import HarnessError
 from harness.backends.remote_code import refuse_code_settings
-from harness.hub import check_model_source
-from harness.settings import check, option_name, setting
+from harness.core.hub import check_model_source
+from harness.core.settings import check, option_name, setting
 
 BACKENDS = ("hf", "vllm", "openai")
 # keyword arguments each engine is given from its options, so --model-arg may not give them again

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from harness.types import Completion, Request
+from harness.core.types import Completion, Request
 
 
 class Backend(Protocol):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.hub import check_model_source
+from harness.core.hub import check_model_source
 
 
 def load_error(model: str, error: Exception) -> HarnessError:

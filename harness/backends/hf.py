@@ -15,8 +15,8 @@ from typing import Any
 from harness import HarnessError
 from harness.backends.base import cut_at_stop
 from harness.backends.chat import ChatPrompt, chosen_options, load_error, prompt_hash
-from harness.thinking import prompt_opens_think
-from harness.types import Completion, Request
+from harness.core.thinking import prompt_opens_think
+from harness.core.types import Completion, Request
 
 
 class SeededSampler:

@@ -24,9 +24,9 @@ from typing import Any
 
 from harness import HarnessError
 from harness.backends.chat import ChatPrompt, chosen_options, prompt_hash
-from harness.runinfo import stable_hash
-from harness.thinking import THINK_CLOSE, prompt_opens_think
-from harness.types import Completion, Request
+from harness.core.runinfo import stable_hash
+from harness.core.thinking import THINK_CLOSE, prompt_opens_think
+from harness.core.types import Completion, Request
 
 UNAVAILABLE = {429, 502, 503, 504}  # down, busy, or unreachable behind a proxy: wait for it
 RETRYABLE = {408, 409, 425, 500}  # this request failed: retry it a few times

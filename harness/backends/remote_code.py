@@ -94,7 +94,7 @@ def _json_container(text: str) -> Any:
 
 def warn_remote_code(model: str) -> None:
     """The line `--trust-remote-code` prints before the model loads."""
-    from harness.progress import console
+    from harness.core.progress import console
 
     console.print(
         f"[bold yellow]{FLAG}: the Python code in {model} (or its Hub repository) will run "

@@ -23,8 +23,8 @@ from typing import Any
 
 from harness import HarnessError
 from harness.backends.chat import ChatPrompt, chosen_options, load_error, prompt_hash
-from harness.thinking import prompt_opens_think
-from harness.types import Completion, Request
+from harness.core.thinking import prompt_opens_think
+from harness.core.types import Completion, Request
 
 CPU_MEMORY_UTILIZATION = 0.2  # of the machine's RAM; vLLM's GPU default of 0.9 fails on the CPU
 

@@ -3,7 +3,7 @@
 Exit codes: 0 done; 2 a user error (a bad option, file or run folder: one line on stderr, and click's
 own usage errors); 1 only for a bug (with its traceback); 130 interrupted (Ctrl-C) and 143 terminated
 (SIGTERM): either unwinds the command, whose engines, workers and shards are stopped, and ends it with
-one line that says what was written and stays, and that the same command resumes (`harness.terminate`).
+one line that says what was written and stays, and that the same command resumes (`harness.core.terminate`).
 `harness regress` gives 0, 1, 2 and 4 its verdicts, so its user errors exit 3 and a bug exits 5 with its
 traceback (`GateCommand`), never a verdict's code.
 """
@@ -18,9 +18,9 @@ from rich.markup import escape
 from typer.core import TyperCommand
 
 from harness import HarnessError
-from harness.progress import console
-from harness.terminate import Interrupted, final_line, interrupt_on_signals
-from harness.threads import configure as configure_threads
+from harness.core.progress import console
+from harness.core.terminate import Interrupted, final_line, interrupt_on_signals
+from harness.core.threads import configure as configure_threads
 
 USER_ERROR, GATE_USER_ERROR, GATE_CRASH = 2, 3, 5
 
@@ -35,7 +35,7 @@ app = typer.Typer(
 
 def _print_version(asked: bool) -> None:
     if asked:
-        from harness.runinfo import version_line
+        from harness.core.runinfo import version_line
 
         typer.echo(version_line())
         raise typer.Exit()

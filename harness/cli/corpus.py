@@ -114,7 +114,7 @@ def ulorl_command(
     import subprocess
     import sys
 
-    from harness.data import read_rows
+    from harness.core.data import read_rows
     from trainers.methods.ulorl import cleaning
 
     numbered = list(read_rows(data))

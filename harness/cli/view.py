@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from harness.cli.app import app
-from harness.terminate import INTERRUPTED, Interrupted
+from harness.core.terminate import INTERRUPTED, Interrupted
 
 
 @app.command("view")

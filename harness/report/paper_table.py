@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import HarnessError
+from harness.core.runinfo import UNSANDBOXED, UNSANDBOXED_NOTE, unsandboxed
+from harness.core.store import RESULTS, RUN, RunDir
 from harness.report.comparable import LAYOUT_PRESETS, differences
 from harness.report.layouts import LAYOUTS, Column, Layout
 from harness.report.paper import paper_rows
-from harness.runinfo import UNSANDBOXED, UNSANDBOXED_NOTE, unsandboxed
-from harness.store import RESULTS, RUN, RunDir
 
 Cell = tuple[float, float | None]  # value, CI half-width
 

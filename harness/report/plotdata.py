@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from harness import HarnessError
-from harness.io.read import RECORDS_BYTES, Missing, Unfit, json_lines, read_bytes
-from harness.metrics import bootstrap_ci, k_values, pass_at_k
+from harness.core.io.read import RECORDS_BYTES, Missing, Unfit, json_lines, read_bytes
+from harness.core.metrics import bootstrap_ci, k_values, pass_at_k
+from harness.core.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
 from harness.stages.score import upstream_samples
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, record_key
 
 Pair = tuple[dict, dict]  # a generation record and its score record
 

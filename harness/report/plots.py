@@ -20,8 +20,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator, PercentFormatter
 
 from harness import HarnessError
-from harness.io.write import OutDir
-from harness.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from harness.core.io.write import OutDir
+from harness.core.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from harness.report.plotdata import (
     accuracy_by_length,
     expand_training_runs,

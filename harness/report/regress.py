@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from harness import HarnessError
-from harness.metrics import (
+from harness.core.metrics import (
     answer_of,
     answer_spread,
     bootstrap_ci,
@@ -32,9 +32,9 @@ from harness.metrics import (
     min_detectable_effect,
     sign_flip_p,
 )
+from harness.core.store import RUN, SCORES, RunDir, describes
 from harness.scoring import exact_golds
 from harness.scoring.rules import accepted_answers
-from harness.store import RUN, SCORES, RunDir, describes
 
 NO_REGRESSION, REGRESSION, NOT_COMPARABLE, COLLAPSE = 0, 1, 2, 4  # 3: a usage error (harness.cli.app)
 

@@ -7,8 +7,8 @@ import io
 from pathlib import Path
 
 from harness import HarnessError
-from harness.runinfo import UNSANDBOXED, UNSANDBOXED_NOTE, unsandboxed
-from harness.store import RESULTS, RUN, RunDir
+from harness.core.runinfo import UNSANDBOXED, UNSANDBOXED_NOTE, unsandboxed
+from harness.core.store import RESULTS, RUN, RunDir
 
 COUNTS = ("n_items", "n_samples", "distinct_answers", "mean_completion_tokens")  # shown as they are
 SPREAD = ("distinct_answers", "mode_answer_share")  # missing only where scored before they were recorded

@@ -18,11 +18,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.core.threadsafe_ast import literal_eval
 from harness.sandbox import exits, subset
 from harness.sandbox.codec import CodecError, decode, encode
 from harness.sandbox.limits import Limits
 from harness.sandbox.process import Ended, Exit, Proc
-from harness.threadsafe_ast import literal_eval
 
 VERDICTS = ("pass", "fail", "timeout", "memory", "error")
 

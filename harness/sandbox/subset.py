@@ -27,7 +27,7 @@ import builtins
 import re
 import string
 
-from harness.threadsafe_ast import parse
+from harness.core.threadsafe_ast import parse
 
 # the pure modules a program may import (and from which it may import names)
 MODULES = frozenset(

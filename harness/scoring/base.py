@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-from harness.types import Score
+from harness.core.types import Score
 
 
 class Scorer(Protocol):

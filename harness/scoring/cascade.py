@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from harness.core.types import Score
 from harness.scoring.base import Scorer
 from harness.scoring.judge import JudgeScorer
 from harness.scoring.rules import Gold, RuleScorer, no_answer, parse_gold
-from harness.types import Score
 
 
 class _ThenJudge:

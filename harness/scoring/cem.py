@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 import string
 
+from harness.core.types import Score
 from harness.scoring.rules import Gold, RuleScorer
-from harness.types import Score
 
 MARKER = re.compile(r"answer is", re.IGNORECASE)
 PLACEHOLDER = "insert answer here"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
+from harness.core.types import Score
 from harness.scoring.rules import Gold, RuleScorer
-from harness.types import Score
 
 LETTERS = "ABCDEFGHIJ"
 _PATTERNS = (

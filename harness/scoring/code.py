@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from harness import sandbox
+from harness.core.types import Score
 from harness.sandbox import Limits, Verdict, run_tests
 from harness.scoring import lcb
 from harness.scoring.extract import function_code, last_code_block
 from harness.scoring.verdicts import verdict_score
-from harness.types import Score
 
 RULES_VERSION = "2"
 TESTS_SECONDS = 20.0  # a whole `tests` check

@@ -17,9 +17,9 @@ import hashlib
 import re
 from typing import Any
 
+from harness.core.threadsafe_ast import parse
+from harness.core.types import Score
 from harness.sandbox import CallFailed, Limits, Served, Verdict
-from harness.threadsafe_ast import parse
-from harness.types import Score
 
 SECONDS = 3.0  # CRUXEval's per-check limit
 _ANSWER = re.compile(r"\[ANSWER\](.*?)(?:\[/ANSWER\]|$)", re.DOTALL)

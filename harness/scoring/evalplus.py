@@ -21,11 +21,11 @@ import numpy as np
 from evalplus.config import DEFAULT_GT_TIME_LIMIT_FACTOR, DEFAULT_MIN_TIME_LIMIT
 from evalplus.eval import _special_oracle as oracle
 
+from harness.core.types import Score
 from harness.sandbox import CallFailed, Limits, Served, Verdict
 from harness.sandbox.codec import decode
 from harness.scoring.extract import function_code
 from harness.scoring.verdicts import verdict_score
-from harness.types import Score
 
 TASK_SECONDS = 60.0  # evalplus's per-task cap (EVALPLUS_TIMEOUT_PER_TASK)
 MEMORY_MB = 4096  # evalplus's default memory cap (EVALPLUS_MAX_MEMORY_BYTES)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from harness.threadsafe_ast import parse
+from harness.core.threadsafe_ast import parse
 
 _FENCE = re.compile(r"^[ \t]*```[^\n`]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
 

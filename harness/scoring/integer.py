@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
+from harness.core.types import Score
 from harness.scoring.latex import last_boxed
 from harness.scoring.math import as_integer
 from harness.scoring.rules import Gold, RuleScorer
-from harness.types import Score
 
 _NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?![\d.])|-?\d+(?:\.\d+)?")
 

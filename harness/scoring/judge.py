@@ -24,10 +24,10 @@ from typing import Any
 from harness import HarnessError
 from harness.backends import EngineConfig, check_engine, make_backend
 from harness.backends.remote_code import refuse_code_settings
-from harness.io.read import CONFIG_BYTES, Missing, read_text
+from harness.core.io.read import CONFIG_BYTES, Missing, read_text
+from harness.core.settings import check, setting
+from harness.core.types import Request, Score
 from harness.scoring.rules import Gold, no_answer, parse_gold
-from harness.settings import check, setting
-from harness.types import Request, Score
 
 SPELL_V1 = """## TASK
 I need your help in evaluating an answer provided by an LLM against a ground truth answer. Your task is to determine if the ground truth answer is present in the LLM's response. Please analyze the provided data and make a decision.

@@ -16,12 +16,12 @@ import json
 import pickle
 import zlib
 
+from harness.core.types import Score
 from harness.sandbox import CallFailed, Limits, Served, Verdict, run_program
 from harness.sandbox.jobs import failed
 from harness.scoring.extract import last_code_block
 from harness.scoring.outputs import as_lists, stdout_matches
 from harness.scoring.verdicts import verdict_score
-from harness.types import Score
 
 TEST_SECONDS = 6.0  # LiveCodeBench's time limit per test
 MEMORY_MB = 4096  # LiveCodeBench sets none; ours only stops a runaway solution (see README)

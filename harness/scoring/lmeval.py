@@ -16,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from harness import HarnessError
-from harness.types import Score
+from harness.core.types import Score
 
 PREFIX = "lm-eval:"
 

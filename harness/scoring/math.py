@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterator, Sequence
 from importlib.metadata import version
 
+from harness.core.types import Score
 from harness.scoring.latex import last_boxed
 from harness.scoring.math_forms import (
     answer_choice,
@@ -51,7 +52,6 @@ from harness.scoring.math_text import (
 )
 from harness.scoring.pool import TimeoutPool, map_with_timeout
 from harness.scoring.rules import parse_gold
-from harness.types import Score
 
 RULES_VERSION = "4"
 DEFAULT_TIMEOUT = 10.0

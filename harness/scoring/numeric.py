@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from harness.core.types import Score
 from harness.scoring.rules import Gold, RuleScorer
-from harness.types import Score
 
 DEFAULT_RTOL = 0.0015
 SCALES = (100.0, 1e3, 1e6, 1e9)

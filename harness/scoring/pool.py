@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from harness.terminate import ignored_by_children
+from harness.core.terminate import ignored_by_children
 
 
 class CallTimeout(Exception):

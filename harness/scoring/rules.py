@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from harness.types import Score
+from harness.core.types import Score
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from harness.core.types import Score
 from harness.sandbox import Verdict
-from harness.types import Score
 
 
 def verdict_score(verdict: Verdict, code: str | None, **details: Any) -> Score:

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from harness import HarnessError
-from harness.records import completion_record
-from harness.store import GENERATIONS, RUN, RunDir
-from harness.types import Request
+from harness.core.records import completion_record
+from harness.core.store import GENERATIONS, RUN, RunDir
+from harness.core.types import Request
 
 OnEngine = Callable[[dict[str, Any]], None]  # the engine's description, once it has started
 OnRecords = Callable[[list[dict[str, Any]]], None]  # each batch of records, once written

@@ -10,13 +10,13 @@ from benchmarks import get_benchmark
 from harness import HarnessError
 from harness.backends.chat import chosen_options
 from harness.config import EvalConfig, SamplingOverrides, ScoringConfig
+from harness.core.progress import console
+from harness.core.runinfo import machine, packages, stable_hash
+from harness.core.settings import check
+from harness.core.types import Item, Request, Sampling, messages_for
 from harness.presets import Preset, get_preset
-from harness.progress import console
-from harness.runinfo import machine, packages, stable_hash
 from harness.scoring import judged
 from harness.scoring.judge import JudgeConfig
-from harness.settings import check
-from harness.types import Item, Request, Sampling
 
 
 def derive_seed(run_seed: int, benchmark: str, item_id: str, sample_idx: int) -> int:
@@ -29,11 +29,6 @@ def derive_seed(run_seed: int, benchmark: str, item_id: str, sample_idx: int) ->
     """
     key = f"{run_seed}\x1f{benchmark}\x1f{item_id}".encode()
     return (int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 2) + sample_idx
-
-
-def messages_for(item: Item, template: str, system_prompt: str | None) -> tuple[dict[str, str], ...]:
-    user = {"role": "user", "content": template.replace("{problem}", item.problem)}
-    return ({"role": "system", "content": system_prompt}, user) if system_prompt else (user,)
 
 
 @dataclass(frozen=True)

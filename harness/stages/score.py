@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.metrics import Outcome, aggregate, answer_of
-from harness.progress import progress_bar
+from harness.core.metrics import Outcome, aggregate, answer_of
+from harness.core.progress import progress_bar
+from harness.core.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, read_file, record_key
+from harness.core.types import Score
 from harness.scoring import Scorer, exact_golds, get_scorer, timeless, trusted_include_path
 from harness.scoring.judge import JudgeConfig
 from harness.scoring.rules import accepted_answers, gold_text
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, read_file, record_key
-from harness.types import Score
 
 SCORE_FLUSH_EVERY = 64
 ENGINE_PROCESSES = 2  # an engine's own busy processes (vLLM: its API and engine-core processes)
@@ -128,7 +128,7 @@ def score_into(
 
 def kept(run: RunDir, planned: int | None = None) -> str:
     """What a run folder holds so far, in whole records, for the line that ends an interrupted command
-    (`harness.terminate`): "runs/x keeps 16/60 generations and 12 scores"."""
+    (`harness.core.terminate`): "runs/x keeps 16/60 generations and 12 scores"."""
     lines = {}
     for name in (GENERATIONS, SCORES):
         path = run.file(name)
@@ -279,7 +279,7 @@ def _record_pass_k(run: RunDir, info: dict) -> None:
     """A run recorded without its benchmarks' own pass@k values (`score --generations` before they were
     recorded) gets them in its config, so its results have the metrics an eval of them has."""
     from benchmarks import BENCHMARKS
-    from harness.runinfo import stable_hash
+    from harness.core.runinfo import stable_hash
     from harness.stages.plan import reported_pass_k
 
     config = info["config"]

@@ -20,11 +20,11 @@ from pathlib import Path
 
 from harness import HarnessError
 from harness.backends import EngineConfig, make_backend
+from harness.core.store import RunDir
+from harness.core.terminate import exit_on_sigterm
+from harness.core.types import Request
 from harness.stages.generate import OnEngine, OnRecords, generate_into
 from harness.stages.score import streamed
-from harness.store import RunDir
-from harness.terminate import exit_on_sigterm
-from harness.types import Request
 
 PR_SET_NAME = 15  # prctl: set the calling thread's name
 

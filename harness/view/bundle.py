@@ -12,7 +12,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from harness import HarnessError
-from harness.io.write import OutDir
+from harness.core.io.write import OutDir
 from harness.view.server import MODE, POLICY, STATIC
 from harness.view.site import Site
 
@@ -22,7 +22,7 @@ MARK = "harness-view-bundle.txt"  # a folder with it is a bundle this command ma
 def write_bundle(site: Site, out: Path) -> int:
     """Write the bundle of `site` into `out` (new, empty, or an earlier bundle); the number of data files.
 
-    Everything goes through the one writer (`harness.io.write.OutDir`): a folder that holds anything
+    Everything goes through the one writer (`harness.core.io.write.OutDir`): a folder that holds anything
     but an earlier bundle is refused, and a link in it is replaced, never followed."""
     out = Path(out)
     target = out.resolve()

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.io.read import validate
+from harness.core.io.read import validate
+from harness.core.store import GENERATIONS, RESULTS, RUN, SCORES, Results, RunInfo
 from harness.scoring.rules import accepted_answers
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES, Results, RunInfo
 from harness.view.files import inside, read_json, read_line, scan
 from harness.view.prompts import PromptSource
 

@@ -1,6 +1,6 @@
 """Read-only access to the files of a run folder: nothing outside it, nothing written into it.
 
-Every file is read by the one reader (`harness.io.read`): a regular file reached from the run folder
+Every file is read by the one reader (`harness.core.io.read`): a regular file reached from the run folder
 without a link, bounded in size, depth and integer digits."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.io.read import (
+from harness.core.io.read import (
     RECORDS_BYTES,
     Unfit,
     is_folder,
@@ -18,7 +18,7 @@ from harness.io.read import (
     loads,
     open_regular,
 )
-from harness.io.read import (
+from harness.core.io.read import (
     read_json as read_value,
 )
 

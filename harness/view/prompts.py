@@ -23,8 +23,7 @@ class PromptSource:
 
     def messages(self, benchmark: str, item_id: str) -> tuple[list[dict[str, str]] | None, str | None]:
         """The chat turns as the model saw them (before its chat template), or None and why not."""
-        from harness.stages.plan import messages_for
-        from harness.types import Item
+        from harness.core.types import Item, messages_for
 
         prompt = self.info.get("prompts", {}).get(benchmark)
         if not isinstance(prompt, dict) or not isinstance(prompt.get("template"), str):

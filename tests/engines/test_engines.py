@@ -9,9 +9,9 @@ from harness import HarnessError
 from harness.backends.hf import HFBackend
 from harness.backends.openai import OpenAIBackend
 from harness.backends.vllm import sample_runs
+from harness.core.types import Request
 from harness.stages.generate import check_context
 from harness.stages.plan import derive_seed
-from harness.types import Request
 
 
 def greedy_requests(max_tokens: int = 40) -> list[Request]:

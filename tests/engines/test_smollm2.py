@@ -6,7 +6,7 @@ from serving import PROMPTS, free_port, start_server, stop_server
 from harness.backends.hf import HFBackend
 from harness.backends.openai import OpenAIBackend
 from harness.backends.vllm import VLLMBackend
-from harness.types import Request
+from harness.core.types import Request
 
 REQUESTS = [
     Request("b", str(i), 0, ({"role": "user", "content": p},), i, 0.0, 1.0, 48) for i, p in enumerate(PROMPTS)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.analysis.probe import Decoding, HFProber, ProbeJob, VLLMProber
 from harness.analysis.solve_check import analyze_solve_check
+from harness.probing.probe import Decoding, HFProber, ProbeJob, VLLMProber
 
 GREEDY = Decoding(temperature=0.0, top_p=1.0)
 

@@ -10,6 +10,6 @@ import pytest
 @pytest.fixture(scope="session")
 def plain_model(tmp_path_factory) -> Path:
     """The tiny model with a plain ChatML template: the completion is the answer."""
-    from harness.tiny_model import build_tiny_model
+    from harness.core.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("plain") / "model", thinking=False)

@@ -185,7 +185,7 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).parent))
         from bench_backends import start_server
 
-        from harness.models import fetch_model
+        from harness.core.models import fetch_model
 
         model = model or str(fetch_model("smollm2-135m-instruct"))
         proc, base_url = start_server(

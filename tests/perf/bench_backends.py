@@ -69,10 +69,10 @@ def bare_generate(llm, runs, prompts, duplicated: bool = False) -> int:
 def overhead(backend, cfg, repeats: int, scratch: Path) -> dict:
     """(a): harness eval end to end against LLM.generate of the same requests on the same engine."""
     from harness.backends.vllm import sample_runs
-    from harness.evaluate import run_eval
+    from harness.core.store import RunDir
+    from harness.runs.evaluate import run_eval
     from harness.stages.plan import plan
     from harness.stages.score import score_run
-    from harness.store import RunDir
 
     runs = sample_runs(plan(cfg).requests)
     prompts = [backend.chat.render(run[0].messages) for run in runs]
@@ -197,7 +197,7 @@ def main() -> None:
     from harness.backends import EngineConfig
     from harness.backends.vllm import VLLMBackend
     from harness.config import EvalConfig, SamplingOverrides
-    from harness.tiny_model import build_tiny_model
+    from harness.core.tiny_model import build_tiny_model
 
     w = workload(args.short)
     scratch = Path(tempfile.mkdtemp(prefix="bench-backends-"))

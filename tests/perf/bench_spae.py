@@ -90,7 +90,7 @@ def training(args: argparse.Namespace) -> None:
 
 def probe_jobs(tokenizer, traces: int, steps: int):
     """Every boundary of `traces` synthetic traces of `steps` steps: contexts sharing their prefixes."""
-    from harness.analysis.probe import PROBE_TEXT, ProbeJob
+    from harness.probing.probe import PROBE_TEXT, ProbeJob
 
     encode = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
     probe = encode(PROBE_TEXT)
@@ -105,8 +105,8 @@ def probe_jobs(tokenizer, traces: int, steps: int):
 
 
 def engines(args: argparse.Namespace) -> None:
-    from harness.analysis.probe import Decoding, HFProber, VLLMProber
     from harness.backends.hf import HFBackend
+    from harness.probing.probe import Decoding, HFProber, VLLMProber
 
     hf = HFBackend(args.model, dtype="float32")
     jobs = probe_jobs(hf.tokenizer, args.probe_traces, args.trace_steps)

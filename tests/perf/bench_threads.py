@@ -5,7 +5,7 @@ the machine as it is ("idle") and once beside BUSY background processes that eac
 ("busy", the laptop or shared server case). The settings are HARNESS_THREADS values:
 
 - torch: torch's own defaults (a thread per core, spinning while it waits), what the harness did before;
-- auto (no variable): the harness's choice (harness/threads.py: the CPUs the process may use, threads
+- auto (no variable): the harness's choice (harness/core/threads.py: the CPUs the process may use, threads
   that sleep while they wait);
 - 1: one thread, the other end.
 

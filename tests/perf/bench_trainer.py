@@ -83,8 +83,8 @@ def main() -> None:
 
     from benchmarks.arithmetic import arithmetic_rows
     from benchmarks.base import MATH_PROMPT
-    from harness.tiny_model import build_tiny_model
-    from harness.types import Item
+    from harness.core.tiny_model import build_tiny_model
+    from harness.core.types import Item
     from trainers.data import item_rows
     from trainers.rewards import ScorerReward
 

@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from harness.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir  # noqa: E402
+from harness.core.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir  # noqa: E402
 from harness.view.bundle import write_bundle  # noqa: E402
 from harness.view.server import make_server, url  # noqa: E402
 from harness.view.site import Site  # noqa: E402

@@ -43,8 +43,8 @@ from typing import Any
 import torch
 from trainer_helpers import scripted_trainer
 
+from harness.core.types import Item
 from harness.scoring.rules import gold_text
-from harness.types import Item
 from trainers.checkpoints import read_method_state
 from trainers.data import item_rows
 from trainers.engine import Generation, HFEngine

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.thinking import prompt_opens_think
+from harness.core.thinking import prompt_opens_think
 from trainers.methods.azr.parsing import (
     Invalid,
     Proposal,

@@ -9,7 +9,7 @@ import statistics
 import pytest
 import torch
 
-from harness.analysis.steps import potential
+from harness.probing.steps import potential
 from trainers.advantages import group_center, whiten_tokens
 from trainers.masks import completion_mask
 from trainers.methods.spae.advantage import (

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.analysis.probe import Decoding, HFProber, ProbeJob
-from harness.analysis.steps import Tokens, potential, segment, solve_check_fields
 from harness.backends.hf import HFBackend, SeededSampler
+from harness.probing.probe import Decoding, HFProber, ProbeJob
+from harness.probing.steps import Tokens, potential, segment, solve_check_fields
 from trainers.methods.spae.probes import (
     Probed,
     ProbeSettings,

@@ -28,8 +28,8 @@ import pytest
 import torch
 from trainer_helpers import scripted_trainer
 
-from harness.analysis.probe import ProbeResult
-from harness.types import Item
+from harness.core.types import Item
+from harness.probing.probe import ProbeResult
 from trainers.data import RowOrder, item_rows
 from trainers.engine import Generation, HFEngine
 from trainers.methods.spae import method as spae_module

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.chat import middle_truncate
-from harness.metrics import pass_at_k
+from harness.core.metrics import pass_at_k
 from harness.report.layouts import LAYOUTS
 from harness.scoring.cem import CEMScorer, covers, extract_answer, normalize
 from harness.scoring.choice import ChoiceScorer, extract_letter

@@ -19,7 +19,7 @@ from inprocess import TWO_ITEMS, harness, one_line_error
 
 from harness import HarnessError
 from harness.backends import EngineConfig
-from harness.store import RunDir
+from harness.core.store import RunDir
 from trainers.methods.arena.judge import ArenaJudge, PairAsk, ServedJudge
 
 pytestmark = pytest.mark.usefixtures("no_data_dir")

@@ -15,8 +15,8 @@ from trainer_helpers import arithmetic_dataset_rows, cpu_args
 from trl import GRPOTrainer
 
 from benchmarks.arithmetic import sum_split
+from harness.core.types import Item
 from harness.scoring.integer import last_number
-from harness.types import Item
 from trainers.checkpoints import state_file
 from trainers.data import item_rows
 from trainers.methods.grpo import GRPOMethod

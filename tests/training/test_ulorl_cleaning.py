@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from harness import HarnessError
 from harness.cli import app
-from harness.store import RUN, SCORES, RunDir
+from harness.core.store import RUN, SCORES, RunDir
 from trainers.methods.ulorl.cleaning import (
     FILTERS,
     Conversion,

@@ -29,8 +29,8 @@ import pytest
 import torch
 from trainer_helpers import scripted_trainer
 
+from harness.core.types import Item
 from harness.scoring.rules import gold_text
-from harness.types import Item
 from trainers.checkpoints import read_method_state
 from trainers.data import RowOrder, item_rows
 from trainers.engine import Generation, HFEngine

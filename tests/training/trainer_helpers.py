@@ -6,7 +6,7 @@ from pathlib import Path
 
 from benchmarks.arithmetic import arithmetic_rows
 from benchmarks.base import MATH_PROMPT
-from harness.types import Item
+from harness.core.types import Item
 from trainers.data import item_rows
 
 

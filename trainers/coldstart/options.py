@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from harness import HarnessError
-from harness.settings import check, setting
+from harness.core.settings import check, setting
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 from typing import Any
 
 from harness import HarnessError
-from harness.registry import Registry
+from harness.core.registry import Registry
 from trainers.method import Method
 from trainers.names import GROUP
 

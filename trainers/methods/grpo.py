@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
-from harness.thinking import prompt_opens_think
+from harness.core.thinking import prompt_opens_think
 from trainers.advantages import group_center, group_zscore
 from trainers.engine import Engine
 from trainers.method import Method

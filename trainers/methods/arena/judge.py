@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from harness import HarnessError
 from harness.backends import EngineConfig, check_engine, make_backend
-from harness.types import Request
+from harness.core.types import Request
 from trainers.engine import Engine
 
 PAIRWISE = """You are given a math problem, its reference answer and two solution attempts. Compare the two attempts and decide which one is better.

@@ -35,8 +35,8 @@ import torch
 from torch import Tensor
 
 from harness import HarnessError
+from harness.core.thinking import prompt_opens_think
 from harness.scoring.rules import accepted_answers
-from harness.thinking import prompt_opens_think
 from trainers.advantages import group_zscore
 from trainers.data import dataset_rows
 from trainers.engine import Engine

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from harness import HarnessError
-from harness.settings import setting
+from harness.core.settings import setting
 from trainers.method import MethodOptions
 from trainers.methods.arena import tournament
 

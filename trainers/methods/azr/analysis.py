@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.threadsafe_ast import parse
+from harness.core.threadsafe_ast import parse
 from trainers.methods.azr.options import DISTANCE_METHODS
 from trainers.methods.azr.rewards import ROLES, TASKS
 

@@ -86,7 +86,7 @@ ZERO_TASK = Task(SEED_PROGRAM, SEED_INPUT, SEED_OUTPUT)
 def read_seed_file(path: str | Path) -> list[Task]:
     """A JSONL file, one task per line (`Task.from_dict`); blank lines are skipped. A line that is not
     UTF-8, not JSON (a torn last line) or not a task is a one-line error naming it."""
-    from harness.data import read_rows
+    from harness.core.data import read_rows
 
     tasks = []
     for number, row in read_rows(Path(path)):

@@ -51,9 +51,9 @@ from functools import partial
 from typing import Any
 
 from harness import sandbox
+from harness.core.threadsafe_ast import parse
 from harness.sandbox import Limits, Verdict, run_sealed
 from harness.sandbox.codec import encode
-from harness.threadsafe_ast import parse
 
 # Fig. 8's list, as the paper prints it
 FIG8 = (

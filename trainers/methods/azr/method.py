@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from torch import Tensor
 
 from harness import HarnessError
+from harness.core.thinking import prompt_opens_think
 from harness.sandbox import Limits
-from harness.thinking import prompt_opens_think
 from trainers.engine import Engine
 from trainers.method import Method, StageClock
 from trainers.methods.azr import analysis, prompts

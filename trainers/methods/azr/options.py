@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from harness.settings import setting
+from harness.core.settings import setting
 from trainers.method import MethodOptions
 from trainers.methods.azr import prompts
 from trainers.methods.azr.executor import LIMITS

@@ -28,7 +28,7 @@ import io
 import re
 from dataclasses import dataclass
 
-from harness.threadsafe_ast import parse
+from harness.core.threadsafe_ast import parse
 from trainers.methods.azr.prompts import ABDUCTION, DEDUCTION, INDUCTION, NUM_INPUTS
 
 FORMAT = re.compile(r"(?s)<think>.*?</think>\s*<answer>.*?</answer>")

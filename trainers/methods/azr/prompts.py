@@ -49,7 +49,7 @@ def r1_prompt(prompt: str) -> str:
 def chat_messages(prompt: str) -> list[dict[str, str]]:
     """The same prompt for a chat template: the R1 instruction as the system message (without it nothing
     asks for the tags) and the task prompt as the user message. Nothing is prefilled: the completion opens
-    its own `<think>` unless the template does (`harness.thinking.prompt_opens_think`)."""
+    its own `<think>` unless the template does (`harness.core.thinking.prompt_opens_think`)."""
     return [{"role": "system", "content": R1_INSTRUCTION}, {"role": "user", "content": prompt}]
 
 

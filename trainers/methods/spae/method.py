@@ -29,8 +29,8 @@ import torch
 from torch import Tensor
 
 from harness import HarnessError
-from harness.analysis.probe import Decoding, VLLMProber, entropy_top_k
-from harness.thinking import prompt_opens_think
+from harness.core.thinking import prompt_opens_think
+from harness.probing.probe import Decoding, VLLMProber, entropy_top_k
 from trainers.advantages import group_zscore
 from trainers.data import RowOrder
 from trainers.engine import Engine, any_process

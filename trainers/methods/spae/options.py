@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from harness import HarnessError
-from harness.analysis.probe import entropy_top_k
-from harness.settings import setting
+from harness.core.settings import setting
+from harness.probing.probe import entropy_top_k
 from trainers.method import MethodOptions
 
 ADVANTAGES = ("spae", "rfb", "dapo")

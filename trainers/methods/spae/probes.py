@@ -1,9 +1,9 @@
 """SPAE's probes during training (spae.md §1.2-1.4, §4.2 item 2), on the policy being trained.
 
 A rollout's generated ids are cut into steps exactly as `harness analyze --solve-check` cuts a response
-(`harness/analysis/steps.py`: the thinking region, `".\\n\\n"` boundaries inside it), every m-th boundary is
+(`harness/probing/steps.py`: the thinking region, `".\\n\\n"` boundaries inside it), every m-th boundary is
 probed (`every_m`; the boundaries between probed ones join the following step), and each probe runs
-through the harness's own probers (`harness/analysis/probe.py`): the prompt + the response through the
+through the harness's own probers (`harness/probing/probe.py`): the prompt + the response through the
 boundary + `**Final Answer**\\n\\boxed{`, one teacher-forced pass over the gold answer (Acc) and N
 sampled continuations of at most 10 tokens with the run's decoding settings (Conf), Phi (Eq. 8).
 
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.analysis.probe import Decoding, HFProber, ProbeJob, ProbeResult, VLLMProber
-from harness.analysis.steps import Segments, Tokens, first_step, potential, segment, solve_check_fields
+from harness.probing.probe import Decoding, HFProber, ProbeJob, ProbeResult, VLLMProber
+from harness.probing.steps import Segments, Tokens, first_step, potential, segment, solve_check_fields
 from harness.scoring.rules import accepted_answers
 
 

@@ -35,7 +35,7 @@ from torch import Tensor
 
 from harness import HarnessError
 from harness.backends.chat import middle_truncate
-from harness.thinking import prompt_opens_think
+from harness.core.thinking import prompt_opens_think
 from trainers.advantages import group_zscore, whiten_by_key
 from trainers.engine import Engine, any_process
 from trainers.method import Method, StageClock

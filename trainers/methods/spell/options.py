@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from harness.settings import setting
+from harness.core.settings import setting
 from trainers.method import MethodOptions
 
 SIGMA = 0.5 / 3  # 3 sigma spans 0.5 to either end of [0, 1]

@@ -20,8 +20,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from harness.core.thinking import split_thinking
 from harness.scoring.numeric import NUMBER, parse_number
-from harness.thinking import split_thinking
 from trainers.methods.spell.prompts import CHOICE, GENERAL, LETTERS, MATH
 
 FORMAT_ERROR, DROPPED = "format", "dropped"

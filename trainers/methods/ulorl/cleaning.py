@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.data import require
+from harness.core.data import require
 
 FILTERS = (
     "multi_question",
@@ -441,7 +441,7 @@ def pass_counts(run_dir: Path) -> dict[str, tuple[int, int]]:
 
 def _scores(run_dir: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     """A one-benchmark run's score records by sample; an error for a missing or mixed run."""
-    from harness.store import RUN, SCORES, RunDir, record_key
+    from harness.core.store import RUN, SCORES, RunDir, record_key
 
     run = RunDir(run_dir)
     run.read_json(RUN)  # errors unless it is a run directory

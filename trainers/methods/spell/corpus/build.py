@@ -57,10 +57,10 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.data import read_rows, sha256_file
-from harness.io.read import read_yaml
+from harness.core.data import read_rows, sha256_file
+from harness.core.io.read import read_yaml
+from harness.core.progress import console, progress_bar
 from harness.presets import SPELL_BENCHMARKS
-from harness.progress import console, progress_bar
 from trainers.methods.spell.corpus.dataset import Cluster, write_dataset
 
 MINHASH_SEED, MINHASH_SCHEME = 1, "affine32"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.io.read import (
+from harness.core.io.read import (
     CONFIG_BYTES,
     DATA_INT_DIGITS,
     RECORDS_BYTES,

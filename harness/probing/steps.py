@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from harness.thinking import THINK_CLOSE, THINK_OPEN
+from harness.core.thinking import THINK_CLOSE, THINK_OPEN
 
 DELIMITER = ".\n\n"
 TAU_SAT = 0.9

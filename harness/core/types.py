@@ -16,6 +16,12 @@ class Item:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+def messages_for(item: Item, template: str, system_prompt: str | None) -> tuple[dict[str, str], ...]:
+    """The chat messages prompting for `item`: any system prompt, then the template, `{problem}` filled."""
+    user = {"role": "user", "content": template.replace("{problem}", item.problem)}
+    return ({"role": "system", "content": system_prompt}, user) if system_prompt else (user,)
+
+
 @dataclass(frozen=True)
 class Sampling:
     """Sampling settings shared by all samples of a run."""

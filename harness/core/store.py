@@ -21,9 +21,9 @@ from typing import Any
 from pydantic import BaseModel, RootModel, model_validator
 
 from harness import HarnessError
-from harness.io.read import RECORDS_BYTES, Missing, Unfit, loads, read_bytes, validate
-from harness.io.write import append_file, open_file
-from harness.io.write import write_file as atomic_write
+from harness.core.io.read import RECORDS_BYTES, Missing, Unfit, loads, read_bytes, validate
+from harness.core.io.write import append_file, open_file
+from harness.core.io.write import write_file as atomic_write
 
 RUN, GENERATIONS, SCORES, RESULTS = "run.json", "generations.jsonl", "scores.jsonl", "results.json"
 LOCK = ".lock"  # holds the pid of the process writing the run

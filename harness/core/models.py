@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness import HarnessError
-from harness.data import sha256_file
+from harness.core.data import sha256_file
 
 SOURCE_FILE = "harness-model.json"  # provenance, written into every folder
 

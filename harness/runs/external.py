@@ -10,9 +10,11 @@ from pathlib import Path
 from benchmarks import get_benchmark
 from harness import HarnessError
 from harness.config import ScoringConfig
-from harness.data import read_rows, sha256_file
-from harness.records import generation_record
-from harness.runinfo import machine, packages, stable_hash
+from harness.core.data import read_rows, sha256_file
+from harness.core.records import generation_record
+from harness.core.runinfo import machine, packages, stable_hash
+from harness.core.store import GENERATIONS, RunDir
+from harness.core.terminate import keeping
 from harness.scoring.judge import JudgeConfig
 from harness.stages.plan import (
     extra_config,
@@ -23,8 +25,6 @@ from harness.stages.plan import (
     scoring_config,
 )
 from harness.stages.score import kept, score_run
-from harness.store import GENERATIONS, RunDir
-from harness.terminate import keeping
 
 
 def _normalise(text: str) -> str:

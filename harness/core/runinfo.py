@@ -10,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import harness
-from harness.threads import recorded as recorded_threads
+from harness.core.threads import recorded as recorded_threads
 
 TRACKED_PACKAGES = (
     "math-verify",
@@ -70,7 +70,7 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
-        "threads": recorded_threads(),  # torch's threads and their wait policy (harness.threads)
+        "threads": recorded_threads(),  # torch's threads and their wait policy (harness.core.threads)
     }
     try:
         import torch

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.thinking import split_thinking
-from harness.types import Completion
+from harness.core.thinking import split_thinking
+from harness.core.types import Completion
 
 
 def generation_record(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
-from harness.io.read import DATA_INT_DIGITS, Missing, Unfit, check_regular, loads, open_regular
+from harness.core.io.read import DATA_INT_DIGITS, Missing, Unfit, check_regular, loads, open_regular
 
 JSON_WHITESPACE = " \t\r\n"  # a JSONL line of only these is blank
 MAX_LINE_BYTES = 16 << 20  # bounds the memory one line of a data file takes (and a prompt made of it)

@@ -8,15 +8,15 @@ from pathlib import Path
 
 from harness.backends import check_engine, check_model, make_backend
 from harness.config import EvalConfig
-from harness.progress import console, progress_bar
+from harness.core.progress import console, progress_bar
+from harness.core.store import GENERATIONS, RunDir, record_key
+from harness.core.terminate import keeping
+from harness.core.types import Request
 from harness.scoring.judge import check_judge_engine
 from harness.stages.generate import OnRecords, generate_into, record_engine
 from harness.stages.plan import plan
 from harness.stages.score import ScoreStream, kept, score_run
 from harness.stages.shards import generate_sharded
-from harness.store import GENERATIONS, RunDir, record_key
-from harness.terminate import keeping
-from harness.types import Request
 
 
 def default_out(model: str, config_hash: str) -> Path:

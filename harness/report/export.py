@@ -23,10 +23,8 @@ from statistics import mean, stdev
 from typing import Any
 
 from harness import HarnessError
-from harness.io.write import OutDir, safe_name
-from harness.scoring import trusted_include_path
-from harness.scoring.lmeval import PREFIX, LMEvalScorer, context, lm_eval_version, plain
-from harness.store import (
+from harness.core.io.write import OutDir, safe_name
+from harness.core.store import (
     GENERATIONS,
     REPAIR_JSON,
     RESULTS,
@@ -36,6 +34,8 @@ from harness.store import (
     describes,
     record_key,
 )
+from harness.scoring import trusted_include_path
+from harness.scoring.lmeval import PREFIX, LMEvalScorer, context, lm_eval_version, plain
 
 MARK = "harness-export.txt"  # in a folder `harness export` made, which a later export may write into
 BOOTSTRAP_ITERS = 100_000  # lm-eval's default; 100 for its corpus-level metrics

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from harness import HarnessError
-from harness.io.read import refuse_pickled_weights
+from harness.core.io.read import refuse_pickled_weights
 
 PROBE_TIMEOUT = 1.5  # seconds
 
