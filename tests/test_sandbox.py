@@ -215,7 +215,6 @@ def test_served_names(served):
         (),
         {},
     ],
-    ids=repr,
 )
 def test_served_values_round_trip(served, value):
     result = served.call("ident", [value])
