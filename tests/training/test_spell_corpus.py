@@ -219,6 +219,21 @@ def test_the_shipped_corpus_is_what_the_synthetic_build_makes(built):
     assert load_clusters(SHIPPED) == load_clusters(out)
 
 
+def test_the_generator_writes_the_sources_the_shipped_manifest_records(tmp_path):
+    """The prose read from the package's texts/ (families.md, planted.json) gives byte for byte the
+    sources the shipped corpus was built from, and the same fingerprint."""
+    recorded = manifest(SHIPPED)["inputs"]["synthetic"]
+    S.write_synthetic(tmp_path, seed=recorded["seed"])
+    files = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    written = [
+        {"name": str(f.relative_to(tmp_path)), "sha256": hashlib.sha256(f.read_bytes()).hexdigest()}
+        for f in files
+    ]
+    assert written == recorded["files"]
+    assert S.fingerprint() == recorded["text_sha256"]
+    assert len(S.FAMILIES) == 22 and all(4 <= len(documents) <= 6 for _, documents in S.FAMILIES)
+
+
 # --- stages -------------------------------------------------------------------------------------------
 
 
