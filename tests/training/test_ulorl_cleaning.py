@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from harness import HarnessError
@@ -14,6 +15,9 @@ from harness.cli import app
 from harness.core.store import RUN, SCORES, RunDir
 from trainers.methods.ulorl.cleaning import (
     FILTERS,
+    MAX_ANSWER_CHARS,
+    PASS_RATE_N,
+    PASS_RATE_TEMPERATURE,
     Conversion,
     Drop,
     clean,
@@ -24,12 +28,12 @@ from trainers.methods.ulorl.cleaning import (
     majority_answers,
     multi_question_reason,
     pass_counts,
-    pass_rate_command,
     proof_reason,
     short_answer,
     too_easy_reason,
     wrong_reference_reasons,
 )
+from trainers.methods.ulorl.corpus import CorpusOptions, pass_rate_command
 
 
 def invoke(*args: object):
@@ -493,8 +497,26 @@ def test_the_command_removes_references_that_reference_runs_contradict(tmp_path)
         invoke("corpus", "ulorl", data, "--out", out, "--reference-run", runs[0])
 
 
+def test_the_commands_defaults_are_the_librarys():
+    params = {p.name: p for p in typer.main.get_command(app).commands["corpus"].commands["ulorl"].params}
+    assert params["max_answer_chars"].default == MAX_ANSWER_CHARS
+    assert params["pass_rate_n"].default == PASS_RATE_N
+    assert params["pass_rate_temperature"].default == PASS_RATE_TEMPERATURE
+    for name, value in vars(CorpusOptions()).items():
+        assert params[name].default == value, name
+    result = invoke("corpus", "ulorl", "--help")
+    assert f"[default: {MAX_ANSWER_CHARS}]" in result.output and f"[default: {PASS_RATE_N}]" in result.output
+
+
+def test_the_command_refuses_an_option_out_of_bounds(tmp_path):
+    data = write_jsonl(tmp_path / "data.jsonl", ROWS)
+    with pytest.raises(HarnessError, match="--pass-rate-n must be at least 1, got 0"):
+        invoke("corpus", "ulorl", data, "--out", tmp_path / "out", "--pass-rate-n", "0")
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_pass_rate_command_uses_the_rollout_settings(tmp_path):
-    command = pass_rate_command("m", tmp_path / "i.jsonl", tmp_path / "r")
+    command = pass_rate_command(tmp_path / "i.jsonl", tmp_path / "r", CorpusOptions(pass_rate_model="m"))
     assert command[:3] == ["eval", "--benchmarks", f"jsonl:{tmp_path / 'i.jsonl'}"]
     given = dict(zip(command[1::2], command[2::2], strict=True))
     assert (given["--n"], given["--temperature"], given["--top-p"], given["--top-k"]) == (

@@ -459,28 +459,6 @@ def too_easy_reason(correct: int, samples: int, n: int = PASS_RATE_N) -> str | N
     return f"{correct}/{n} samples correct" if correct == n else None
 
 
-def pass_rate_command(
-    model: str,
-    items: Path,
-    out: Path,
-    *,
-    n: int = PASS_RATE_N,
-    temperature: float = PASS_RATE_TEMPERATURE,
-    max_tokens: int | None = None,
-    backend: str = "hf",
-    scorer: str = "math",
-    seed: int = 0,
-) -> list[str]:
-    """The `harness eval` arguments (after `python -m harness`) that sample `items` n times with the
-    rollout's settings (top-p 1.0, no top-k) into the run directory `out`."""
-    command = [
-        "eval", "--benchmarks", f"jsonl:{items}", "--model", model, "--backend", backend, "--scorer", scorer,
-        "--n", str(n), "--temperature", str(temperature), "--top-p", "1.0", "--top-k", "-1",
-        "--seed", str(seed), "--out", str(out),
-    ]  # fmt: skip
-    return command if max_tokens is None else [*command, "--max-tokens", str(max_tokens)]
-
-
 # --- the pipeline ---------------------------------------------------------------------------------
 
 
