@@ -84,6 +84,7 @@ class Benchmark:
     local_layouts: tuple[FileLayout, ...] = ()  # other copies --data-dir accepts, in their own schemas
     folders: tuple[str, ...] = ()  # folder names under --data-dir besides `name`
     prompt: str = MATH_PROMPT
+    system_prompt: str | None = None  # a system message before the prompt (--system-prompt replaces it)
     scorer: str = "math"
     sampling: Sampling = REASONING_SAMPLING
     description: str = ""

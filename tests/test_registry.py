@@ -93,10 +93,27 @@ def test_two_packages_register_the_union_unless_they_disagree_on_a_name(tmp_path
         registered.cache_clear()
 
 
+AZR = "trainers.methods.azr.heldout"
+
+
 def test_the_projects_own_methods_and_benchmarks_are_registered_once():
     methods = registered("harness.methods", "method")
     assert list(methods) == ["arena", "azr", "grpo", "spae", "spell", "ulorl"]
     assert {p.dist.name for p in methods.values()} == {"harness"}
     benchmarks = registered("harness.benchmarks", "benchmark")
     assert {"aime24", "aime25", "math500", "livecodebench", "cruxeval_o_cot", "2wikimqa"} <= set(benchmarks)
-    assert len(benchmarks) == 22 and list(benchmarks) == sorted(benchmarks)
+    assert len(benchmarks) == 23 and list(benchmarks) == sorted(benchmarks)
+    scorers = registered("harness.scorers", "scorer")
+    assert {n: p.value for n, p in scorers.items()} == {"azr_deduction": f"{AZR}:scorer"}
+
+
+def test_a_registered_scorer_is_a_callable_under_a_new_name():
+    from harness.scoring import _factory
+
+    def factory(options):
+        return options
+
+    assert _factory("mine", factory) is factory
+    for name, loaded in (("math", factory), ("mine", "not callable")):
+        with pytest.raises(HarnessError, match=f"scorer '{name}' is registered as"):
+            _factory(name, loaded)

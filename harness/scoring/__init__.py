@@ -5,7 +5,8 @@ Rule scorers: math, code, choice, cem, numeric, integer; `lm-eval:TASK` scores w
 filters and process_results. `judge` is an LLM judge alone; `cem+judge`, `numeric+judge`,
 `choice+judge` and `math+judge` are max(rule, judge) (cascade.py). `previous` (the details of each
 sample's earlier score) lets a scorer reuse work already done, such as judge verdicts; the others
-ignore it.
+ignore it. Any installed package can add a scorer under the `harness.scorers` entry point: a callable
+that takes `Options` and returns the scorer (the AZR method's held-out deduction scorer is one).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.core.registry import Registry
 from harness.scoring.base import Scorer
 from harness.scoring.cascade import RuleThenJudge, ScorerThenJudge
 from harness.scoring.cem import CEMScorer
@@ -90,6 +92,16 @@ SCORERS: dict[str, Callable[[Options], Scorer]] = {
 NAMES = tuple(SCORERS)  # and lm-eval:TASK for any lm-eval generate_until task
 
 
+def _factory(name: str, loaded: Any) -> Callable[[Options], Scorer]:
+    """A registered object as a scorer factory: a callable (of `Options`) not shadowing a built-in name."""
+    if name in SCORERS or not callable(loaded):
+        raise HarnessError(f"scorer {name!r} is registered as {loaded!r}, not a new scorer factory")
+    return loaded
+
+
+REGISTERED: Registry[Callable[[Options], Scorer]] = Registry("harness.scorers", "scorer", _factory)
+
+
 def judged(name: str) -> bool:
     """Whether the named scorer asks an LLM judge."""
     return name == "judge" or name.endswith("+judge")
@@ -98,7 +110,7 @@ def judged(name: str) -> bool:
 def timeless(name: str) -> bool:
     """Whether the named scorer's verdicts cannot depend on how busy the machine is: no judge engine to
     start, no timed programs to run (code that passes on an idle machine may time out on a busy one)."""
-    return not judged(name) and name != "code"
+    return not judged(name) and name != "code" and name not in REGISTERED  # those may run timed code
 
 
 def exact_golds(name: str) -> bool:
@@ -123,9 +135,10 @@ def get_scorer(
     `measured` says a benchmark's golds are measured quantities (`MathScorer`)."""
     if name.startswith(LM_EVAL):
         return LMEvalScorer(name.removeprefix(LM_EVAL), lm_eval_include_path)
-    if name not in SCORERS:
-        raise HarnessError(f"unknown scorer {name!r}; available: {', '.join(NAMES)}")
-    return SCORERS[name](Options(name, timeout, workers, rtol, judge, persistent, measured))
+    factory = SCORERS.get(name) or (REGISTERED[name] if name in REGISTERED else None)
+    if factory is None:
+        raise HarnessError(f"unknown scorer {name!r}; available: {', '.join((*NAMES, *REGISTERED))}")
+    return factory(Options(name, timeout, workers, rtol, judge, persistent, measured))
 
 
 def trusted_include_path(config: dict[str, Any], given: str | Path | None) -> str | None:

@@ -98,7 +98,8 @@ def plan(cfg: EvalConfig) -> Plan:
             raise HarnessError("--prompt-template must contain {problem}, where the problem text goes")
         sampling[bench.name] = recorded_sampling(s)
         datasets[bench.name] = loaded.source
-        prompts[bench.name] = {"template": template, "system": cfg.system_prompt}
+        system = bench.system_prompt if cfg.system_prompt is None else cfg.system_prompt
+        prompts[bench.name] = {"template": template, "system": system}
         answers[bench.name] = {item.id: item.answer for item in items}
         if (asked := item_questions(scorer_name(bench, cfg.judge), items)) is not None:
             questions[bench.name] = asked
@@ -108,7 +109,7 @@ def plan(cfg: EvalConfig) -> Plan:
                 for field in bench.group_by
             }
         for item in items:
-            messages = messages_for(item, template, cfg.system_prompt)
+            messages = messages_for(item, template, system)
             for k in range(s.n):
                 seed = derive_seed(cfg.seed, bench.name, item.id, k)
                 requests.append(
