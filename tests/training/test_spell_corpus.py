@@ -17,8 +17,25 @@ from typer.testing import CliRunner
 from harness import HarnessError
 from harness.cli import app
 from trainers.methods.spell.corpus import TASKS, Cluster, load_clusters, write_dataset
-from trainers.methods.spell.corpus import build as B
 from trainers.methods.spell.corpus import synthetic as S
+from trainers.methods.spell.corpus.build import build_synthetic
+from trainers.methods.spell.corpus.clean import (
+    benchmark_passages,
+    deduplicate,
+    quality_filter,
+    shingles,
+    signatures,
+)
+from trainers.methods.spell.corpus.cluster import allocate, groups, hierarchical_kmeans
+from trainers.methods.spell.corpus.config import load_config
+from trainers.methods.spell.corpus.sources import (
+    WebDoc,
+    docmath_report,
+    read_docmath_local,
+    read_web_local,
+    web_document,
+)
+from trainers.methods.spell.corpus.tasks import split_tasks
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "configs" / "train" / "spell-cpu-corpus"
@@ -28,7 +45,7 @@ SHIPPED = REPO / "configs" / "train" / "spell-cpu-corpus"
 def built(tmp_path_factory) -> tuple[Path, S.Expected]:
     """The synthetic corpus built with the --synthetic settings, and what its generator planted."""
     expected = S.write_synthetic(tmp_path_factory.mktemp("sources"), seed=0)
-    out = B.build_synthetic(tmp_path_factory.mktemp("built") / "corpus", B.load_config(None, synthetic=True))
+    out = build_synthetic(tmp_path_factory.mktemp("built") / "corpus", load_config(None, synthetic=True))
     return out, expected
 
 
@@ -107,12 +124,12 @@ def test_web_clusters_are_split_half_and_half_with_the_seed(built):
     assert [c.task for c in clusters] == sorted((c.task for c in clusters), key=TASKS.index)
     assert {c.source for c in clusters if c.task == "docmath_qa"} == {"synthetic-docmath"}
     assert {c.source for c in web_clusters(clusters)} == {"synthetic-web"}
-    order = B.split_tasks(22, 12, seed=0)
+    order = split_tasks(22, 12, seed=0)
     assert [c.id for c in clusters if c.task == "doc_general_qa"] == [
         f"web-{i:05d}" for i in order["doc_general_qa"]
     ]
-    assert B.split_tasks(22, 12, seed=1) != order
-    assert len(B.split_tasks(23, 0, seed=0)["doc_general_qa"]) == 12  # the odd one goes to general QA
+    assert split_tasks(22, 12, seed=1) != order
+    assert len(split_tasks(23, 0, seed=0)["doc_general_qa"]) == 12  # the odd one goes to general QA
 
 
 def test_the_manifest_says_what_happened_and_nothing_machine_specific(built):
@@ -123,7 +140,7 @@ def test_the_manifest_says_what_happened_and_nothing_machine_specific(built):
     assert data["format_version"] == 1
     assert data["clusters"] == {"total": 34, "doc_general_qa": 11, "docmath_qa": 12, "doc_mc": 11}
     assert data["counts"]["web"]["clustered"] == 110 and data["counts"]["web"]["clusters"]["kept"] == 22
-    assert data["parameters"] == B.load_config(None, synthetic=True)
+    assert data["parameters"] == load_config(None, synthetic=True)
     assert data["embedder"]["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert data["embedder"]["dimension"] == 384
     assert set(data["libraries"]) >= {"datasketch", "scikit-learn", "sentence-transformers", "torch"}
@@ -239,28 +256,26 @@ def test_the_generator_writes_the_sources_the_shipped_manifest_records(tmp_path)
 
 def test_shingles_ignore_case_punctuation_and_spacing():
     text = "The Velmora bridge, built in 1843, has seven arches."
-    assert B.shingles(text, 5) == B.shingles("THE velmora   bridge built in 1843 -- has seven arches!", 5)
-    assert B.shingles("two words", 5) == {b"two words"}
-    sigs = B.signatures(
-        [text, text.upper(), "A completely different sentence about rivers and fish."], 128, 5
-    )
-    kept, twin = B.deduplicate(sigs, 0.8, 128)
+    assert shingles(text, 5) == shingles("THE velmora   bridge built in 1843 -- has seven arches!", 5)
+    assert shingles("two words", 5) == {b"two words"}
+    sigs = signatures([text, text.upper(), "A completely different sentence about rivers and fish."], 128, 5)
+    kept, twin = deduplicate(sigs, 0.8, 128)
     assert kept == [0, 2] and twin == {1: 0}
 
 
 def test_benchmark_passages_cover_lines_runs_the_whole_document_and_the_question():
     lines = [f"Passage {i}: " + " ".join(f"w{i}x{j}" for j in range(40)) for i in range(10)]
     problem = "Read this.\n<text>\n" + "\n".join(lines) + "\n</text>\nQuestion: " + "which one is it " * 3
-    passages = B.benchmark_passages(problem, chunk_words=100, min_words=8)
+    passages = benchmark_passages(problem, chunk_words=100, min_words=8)
     assert all(line in passages for line in lines)
     assert "\n".join(lines[:3]) in passages  # a run of about chunk_words words
     assert "\n".join(lines) in passages  # the whole document
     assert "Question: " + "which one is it " * 3 not in passages and any("which one" in p for p in passages)
     assert not any("Read this" in p for p in passages)  # the prompt's instructions are not the document
     plain = "Find the number of ordered pairs of integers between -100 and 100."
-    assert B.benchmark_passages(plain, 100, 8) == [plain]
+    assert benchmark_passages(plain, 100, 8) == [plain]
     long_line = " ".join(f"t{i}" for i in range(250))
-    assert " ".join(f"t{i}" for i in range(100)) in B.benchmark_passages(long_line, 100, 8)
+    assert " ".join(f"t{i}" for i in range(100)) in benchmark_passages(long_line, 100, 8)
 
 
 def test_two_level_kmeans_keeps_each_cluster_inside_one_coarse_group():
@@ -268,27 +283,27 @@ def test_two_level_kmeans_keeps_each_cluster_inside_one_coarse_group():
     centers = rng.normal(size=(12, 16)) * 10
     blobs = np.repeat(np.arange(12), 5)
     vectors = centers[blobs] + rng.normal(size=(60, 16))
-    labels = B.hierarchical_kmeans(vectors, n_clusters=12, coarse_size=20, n_init=10, seed=0)
+    labels = hierarchical_kmeans(vectors, n_clusters=12, coarse_size=20, n_init=10, seed=0)
     assert len(set(labels)) == 12
     assert all(len(set(blobs[labels == label])) == 1 for label in set(labels))  # every blob whole
-    flat = B.hierarchical_kmeans(vectors, n_clusters=12, coarse_size=1000, n_init=10, seed=0)
-    assert sorted(map(sorted, B.groups(flat))) == sorted(map(sorted, B.groups(labels)))
-    assert B.allocate([20, 20, 20], 12) == [4, 4, 4]
-    assert B.allocate([1, 50, 9], 12) == [1, 10, 1] and sum(B.allocate([3, 0, 97], 10)) == 10
+    flat = hierarchical_kmeans(vectors, n_clusters=12, coarse_size=1000, n_init=10, seed=0)
+    assert sorted(map(sorted, groups(flat))) == sorted(map(sorted, groups(labels)))
+    assert allocate([20, 20, 20], 12) == [4, 4, 4]
+    assert allocate([1, 50, 9], 12) == [1, 10, 1] and sum(allocate([3, 0, 97], 10)) == 10
 
 
 def test_quality_filter_counts_each_reason():
     docs = [
-        B.WebDoc("x" * 150, 1.0, "a:1"),
-        B.WebDoc("x" * 150, 0.99, "a:2"),
-        B.WebDoc("short", 1.0, "a:3"),
-        B.WebDoc("x" * 40_000, 1.0, "a:4"),
+        WebDoc("x" * 150, 1.0, "a:1"),
+        WebDoc("x" * 150, 0.99, "a:2"),
+        WebDoc("short", 1.0, "a:3"),
+        WebDoc("x" * 40_000, 1.0, "a:4"),
     ]
-    kept, counts = B.quality_filter(docs, 1.0, 100, 32_768)
+    kept, counts = quality_filter(docs, 1.0, 100, 32_768)
     assert kept == docs[:1] and counts == {"read": 4, "low_score": 1, "too_short": 1, "too_long": 1}
     with pytest.raises(HarnessError, match="a:1: no `score`"):
-        B.quality_filter([B.WebDoc("x" * 150, None, "a:1")], 1.0, 100, 32_768)
-    assert len(B.quality_filter([B.WebDoc("x" * 150, None, "a:1")], None, 100, 32_768)[0]) == 1
+        quality_filter([WebDoc("x" * 150, None, "a:1")], 1.0, 100, 32_768)
+    assert len(quality_filter([WebDoc("x" * 150, None, "a:1")], None, 100, 32_768)[0]) == 1
 
 
 # --- the real sources' rows ---------------------------------------------------------------------------
@@ -296,13 +311,13 @@ def test_quality_filter_counts_each_reason():
 
 def test_ultra_fineweb_rows_become_documents():
     row = {"content": "The Quorra Canal was dug between 1791 and 1803.", "score": 1.0, "source": "fineweb"}
-    doc = B.web_document(row, "shard-00000.parquet:7")
+    doc = web_document(row, "shard-00000.parquet:7")
     assert (doc.text, doc.score, doc.where) == (row["content"], 1.0, "shard-00000.parquet:7")
-    assert B.web_document({"content": "text"}, "f:1").score is None
+    assert web_document({"content": "text"}, "f:1").score is None
     with pytest.raises(HarnessError, match="f:2: `content` must be the document's text"):
-        B.web_document({"text": "wrong field", "score": 1.0}, "f:2")
+        web_document({"text": "wrong field", "score": 1.0}, "f:2")
     with pytest.raises(HarnessError, match="f:3: `score` must be a number"):
-        B.web_document({"content": "x", "score": "high"}, "f:3")
+        web_document({"content": "x", "score": "high"}, "f:3")
 
 
 def test_docmath_rows_become_reports_of_their_paragraphs():
@@ -321,38 +336,38 @@ def test_docmath_rows_become_reports_of_their_paragraphs():
         "python_solution": None,
         "ground_truth": None,
     }
-    report = B.docmath_report(row, "complong_test.json:3")
+    report = docmath_report(row, "complong_test.json:3")
     assert report.id == "complong-test-12" and report.paragraphs == tuple(row["paragraphs"][:2])
     assert report.text == "\n".join(row["paragraphs"][:2])
-    as_string = B.docmath_report({**row, "paragraphs": json.dumps(row["paragraphs"])}, "x:1")
+    as_string = docmath_report({**row, "paragraphs": json.dumps(row["paragraphs"])}, "x:1")
     assert as_string.paragraphs == report.paragraphs
     with pytest.raises(HarnessError, match="x:2: missing field 'paragraphs'"):
-        B.docmath_report({"question_id": "q"}, "x:2")
+        docmath_report({"question_id": "q"}, "x:2")
 
 
 def test_local_copies_are_read_with_their_hashes(tmp_path):
     S.write_synthetic(tmp_path, seed=0)
-    docs, inputs = B.read_web_local(tmp_path / "web", "web", max_read=5)
+    docs, inputs = read_web_local(tmp_path / "web", "web", max_read=5)
     assert len(list(docs)) == 5 and inputs["files"][0]["name"] == "ultra-fineweb.jsonl"
-    reports, inputs = B.read_docmath_local(tmp_path / "docmath", "docmath", ["compshort", "complong"], "test")
+    reports, inputs = read_docmath_local(tmp_path / "docmath", "docmath", ["compshort", "complong"], "test")
     assert [f["name"] for f in inputs["files"]] == ["compshort_test.jsonl", "complong_test.jsonl"]
     assert len(reports) == 16
     with pytest.raises(HarnessError, match="no DocMath-Eval file for subset 'simplong'"):
-        B.read_docmath_local(tmp_path / "docmath", "docmath", ["simplong"], "test")
+        read_docmath_local(tmp_path / "docmath", "docmath", ["simplong"], "test")
     with pytest.raises(HarnessError, match="no such file or folder"):
-        B.read_web_local(tmp_path / "missing", "missing", None)
+        read_web_local(tmp_path / "missing", "missing", None)
 
 
 def test_bad_configs_are_refused_with_the_key_named(tmp_path):
     with pytest.raises(HarnessError, match=r"config.dedup: unknown keys \['treshold'\]"):
-        B.load_config(None, {"dedup": {"treshold": 0.5}})
+        load_config(None, {"dedup": {"treshold": 0.5}})
     with pytest.raises(HarnessError, match="web needs a `path` or a `hub`"):
-        B.load_config(None, {"web": {"hub": None}})
+        load_config(None, {"web": {"hub": None}})
     config = tmp_path / "c.yaml"
     config.write_text("clusters: [1, 2]\n")
     with pytest.raises(HarnessError, match="c.yaml.clusters: expected a mapping"):
-        B.load_config(config)
-    paper = B.load_config(REPO / "configs" / "corpus" / "spell.yaml")
+        load_config(config)
+    paper = load_config(REPO / "configs" / "corpus" / "spell.yaml")
     assert paper["embedder"]["model"] == "Qwen/Qwen3-Embedding-8B"
     assert (paper["clusters"]["n_clusters"], paper["tasks"]["per_task"]) == (50_000, 2150)
     assert (paper["dedup"]["threshold"], paper["dedup"]["num_perm"]) == (0.8, 128)
