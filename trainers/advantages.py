@@ -116,13 +116,6 @@ def whiten_tokens(values: Tensor, mask: Tensor, *, unbiased: bool = True, eps: f
     return torch.where(keep, whitened, 0.0).to(values.dtype)
 
 
-def broadcast_to_tokens(advantages: Tensor, mask: Tensor) -> Tensor:
-    """(N,) per-sequence advantages as (N, T) per-token ones, 0 where `mask` is 0 (spell.md §1.9)."""
-    if mask.dim() != 2 or advantages.shape != mask.shape[:1]:
-        raise ValueError(f"advantages {tuple(advantages.shape)} do not fit mask {tuple(mask.shape)}")
-    return advantages[:, None] * mask.to(advantages.dtype)
-
-
 def _standardise(
     rewards: Tensor,
     keys: Sequence[Hashable],

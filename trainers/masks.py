@@ -20,57 +20,12 @@ def completion_mask(lengths: Sequence[int] | Tensor, width: int) -> Tensor:
     return (torch.arange(width, device=lengths.device)[None, :] < lengths[:, None]).int()
 
 
-def eos_mask(completion_ids: Tensor, eos_token_ids: int | Sequence[int]) -> Tensor:
-    """1 up to and including each row's first EOS; a row without EOS is all 1 (TRL's generate path)."""
-    if completion_ids.dim() != 2:
-        raise ValueError(f"completion_ids must be (N, T), got shape {tuple(completion_ids.shape)}")
-    eos = torch.as_tensor(eos_token_ids, device=completion_ids.device).reshape(-1)
-    is_eos = torch.isin(completion_ids, eos)
-    width = completion_ids.shape[1]
-    first = torch.where(is_eos.any(dim=1), is_eos.int().argmax(dim=1), width)
-    return (torch.arange(width, device=completion_ids.device)[None, :] <= first[:, None]).int()
-
-
-def mask_untrainable(mask: Tensor, trainable: Sequence[bool] | Tensor) -> Tensor:
-    """Zero the rows of rollouts scored but not trained, e.g. AZR's Monte-Carlo solves (anchors §6.2)."""
-    return _keep_rows(mask, trainable)
-
-
 def mask_truncated(mask: Tensor, truncated: Sequence[bool] | Tensor) -> Tensor:
     """DAPO's overlong filtering: zero truncated rows (TRL `mask_truncated_completions`).
 
     UloRL rejects it: truncated samples are trained with reward 0 instead (ulorl.md §1.6).
     """
     return _keep_rows(mask, ~torch.as_tensor(truncated, dtype=torch.bool, device=mask.device))
-
-
-def segment_index(segment_lengths: Sequence[Sequence[int]], width: int) -> Tensor:
-    """(N, T) long: the segment that decoded each token (UloRL's f(t), ulorl.md §1.3); -1 on padding.
-
-    Any split of a completion into consecutive spans works, e.g. SPAE's reasoning steps (spae.md §1.6).
-    """
-    index = torch.full((len(segment_lengths), width), -1, dtype=torch.long)
-    for row, lengths in enumerate(segment_lengths):
-        spans = torch.as_tensor(lengths, dtype=torch.long)
-        if bool((spans < 0).any()) or int(spans.sum()) > width:
-            raise ValueError(f"row {row}: segment lengths {list(lengths)} do not fit width {width}")
-        ids = torch.repeat_interleave(torch.arange(len(spans)), spans)
-        index[row, : len(ids)] = ids
-    return index
-
-
-def segment_mask(segment_index: Tensor, *, last_only: bool = False) -> Tensor:
-    """Which segments of a finished completion are trained.
-
-    UloRL's POIS trains every segment once the sample finishes, all as if the current policy had
-    decoded them (pseudo on-policy, ulorl.md §1.3): the default. `last_only=True` trains only the
-    segment the current policy decoded (truly on-policy tokens); an ablation, not the paper's.
-    """
-    decoded = segment_index >= 0
-    if not last_only:
-        return decoded.int()
-    last = segment_index.max(dim=1, keepdim=True).values
-    return (decoded & (segment_index == last)).int()
 
 
 def dmmpt_mask(

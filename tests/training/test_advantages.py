@@ -6,7 +6,6 @@ import pytest
 import torch
 
 from trainers.advantages import (
-    broadcast_to_tokens,
     group_center,
     group_zscore,
     whiten_by_key,
@@ -117,11 +116,6 @@ def test_whiten_tokens_over_the_whole_batch():
     close(whiten_tokens(torch.full((2, 3), 0.7), mask), [[0, 0, 0], [0, 0, 0]])
 
 
-def test_broadcast_to_tokens():
-    mask = torch.tensor([[1, 1, 0], [1, 0, 0], [0, 0, 0]])
-    close(broadcast_to_tokens(torch.tensor([2.0, -1.0, 4.0]), mask), [[2, 2, 0], [-1, 0, 0], [0, 0, 0]])
-
-
 def test_bad_input_is_refused_with_the_row():
     with pytest.raises(ValueError, match="rows \\[1\\]"):
         group_zscore(torch.tensor([0.0, float("nan")]), ["g", "g"])
@@ -129,5 +123,3 @@ def test_bad_input_is_refused_with_the_row():
         group_center(torch.tensor([0.0, 1.0]), ["a", "a", "b"])
     with pytest.raises(ValueError, match="lengths"):
         whiten_by_key(torch.tensor([0.0, 1.0]), lengths=[3])
-    with pytest.raises(ValueError, match="do not fit mask"):
-        broadcast_to_tokens(torch.zeros(3), torch.ones(2, 4))

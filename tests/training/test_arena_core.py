@@ -13,14 +13,13 @@ from scipy.special import expit
 from scipy.stats import kendalltau
 
 from trainers.methods.arena.bt import bt_objective, fit_bt, minmax
+from trainers.methods.arena.judge import SWAP
 from trainers.methods.arena.tournament import (
     VERDICTS,
     LiveTournament,
     Match,
     arrival_order,
-    live_calls,
     mirror,
-    remap,
     round_robin_pairs,
     route,
     soft_outcome,
@@ -38,6 +37,11 @@ def play(tournament: LiveTournament, judge) -> list[list[tuple[int, int]]]:
         asked.append(pairs)
         tournament.record([judge(new, anchor) for new, anchor in pairs])
     return asked
+
+
+def live_calls(n: int, anchors: int = 3) -> int:
+    """The live schedule's judge calls for a group of n (§1.6): sum_{k=2..n} min(k-1, anchors)."""
+    return sum(min(k - 1, anchors) for k in range(2, n + 1))
 
 
 def noiseless(beta):
@@ -94,7 +98,7 @@ def test_route_float_rewards_with_tiny_variance_and_a_single_trace():
         route([])
 
 
-# --- soft outcomes and the A/B remap (§1.4 Eq. 7) -------------------------------------------------
+# --- soft outcomes and the judge's A/B remap (§1.4 Eq. 7) -------------------------------------------
 
 
 @pytest.mark.parametrize("gamma", GAMMAS)
@@ -102,11 +106,11 @@ def test_route_float_rewards_with_tiny_variance_and_a_single_trace():
 def test_outcomes_of_a_pair_sum_to_one(verdict, gamma):
     # A verdict on (i, j) read from j's side is the swapped one: o_ij + o_ji = 1, what mirroring assumes.
     o_ij = soft_outcome(verdict, gamma)
-    o_ji = soft_outcome(remap(verdict, swapped=True), gamma)
+    o_ji = soft_outcome(SWAP[verdict], gamma)
     assert o_ij + o_ji == pytest.approx(1.0, abs=1e-15)
     assert mirror([Match(0, 1, o_ij)])[1].o == pytest.approx(o_ji, abs=1e-15)
     # A judge shown (j, i) that prefers the same trace gives the swapped verdict; remapped, it is unchanged.
-    assert remap(remap(verdict, swapped=True), swapped=True) == verdict
+    assert SWAP[SWAP[verdict]] == verdict
 
 
 def test_soft_outcome_values():
@@ -115,11 +119,10 @@ def test_soft_outcome_values():
     assert [soft_outcome("Tie", g) for g in GAMMAS] == [0.5] * 4
 
 
-def test_remap_flips_a_and_b_only_when_swapped():
-    assert [remap(v, swapped=True) for v in VERDICTS] == ["B", "A", "Tie"]
-    assert [remap(v, swapped=False) for v in VERDICTS] == list(VERDICTS)
+def test_the_judges_remap_flips_a_and_b():
+    assert [SWAP[v] for v in VERDICTS] == ["B", "A", "Tie"]
     # Trace j shown first wins ("A" on the screen) -> canonical "B": i's outcome is 1 - γ.
-    assert soft_outcome(remap("A", swapped=True), 0.75) == 0.25
+    assert soft_outcome(SWAP["A"], 0.75) == 0.25
 
 
 @pytest.mark.parametrize("gamma", [0.5, 0.4, 1.01, -1.0])
@@ -131,8 +134,6 @@ def test_soft_outcome_rejects_gamma_outside_half_open_interval(gamma):
 def test_unknown_verdicts_are_rejected():
     with pytest.raises(ValueError):
         soft_outcome("C", 0.9)
-    with pytest.raises(ValueError):
-        remap("a", swapped=True)
 
 
 def test_mirror_interleaves_each_match_with_its_reverse():

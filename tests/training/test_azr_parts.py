@@ -20,10 +20,8 @@ from trainers.methods.azr.analysis import (
     ast_edit_distance,
     cognitive_complexity,
     mean_ast_edit_distance,
-    opposite_move_rate,
     proposal_stats,
     safety_flag,
-    slice_means,
 )
 from trainers.methods.azr.buffers import (
     K_REFERENCES,
@@ -35,7 +33,6 @@ from trainers.methods.azr.buffers import (
     Task,
     TaskBuffers,
     read_seed_file,
-    seed_target,
 )
 from trainers.methods.azr.rewards import (
     FORMAT_ERROR,
@@ -307,7 +304,7 @@ def test_zero_triplet_seed():
     assert buffers["deduction"] == buffers["abduction"] == [ZERO_TASK]
     assert buffers["induction"] == []
     assert buffers.sizes() == {"deduction": 1, "abduction": 1, "induction": 0}
-    assert (K_REFERENCES, MAX_PROGRAMS, seed_target(64)) == (6, 16384, 256)
+    assert (K_REFERENCES, MAX_PROGRAMS) == (6, 16384)
 
 
 def test_seed_file(tmp_path):
@@ -549,19 +546,7 @@ def test_safety_flag():
     assert safety_flag("take over", keywords=("take over",)).keywords == ("take over",)
 
 
-def test_slice_means_and_proposal_stats():
-    means = slice_means(
-        [100, 300, 50, 20, 40],
-        ["abduction", "abduction", "deduction", "induction", "induction"],
-        ["solve", "solve", "solve", "propose", "propose"],
-    )
-    assert means == {
-        "abduction/solve": 200.0,
-        "solve": 150.0,
-        "deduction/solve": 50.0,
-        "induction/propose": 30.0,
-        "propose": 30.0,
-    }
+def test_proposal_stats():
     stats = proposal_stats([None, 0, 8, 3, None, 5, 8, 1], 8)
     assert stats == {
         "valid_rate": 0.75,
@@ -571,5 +556,3 @@ def test_slice_means_and_proposal_stats():
         "learnable_rate": pytest.approx(0.5),
     }
     assert proposal_stats([None, None], 8)["learnable_rate"] == 0.0
-    assert opposite_move_rate([0.1, 0.2, 0.1, 0.1, 0.3], [0.5, 0.4, 0.6, 0.7, 0.8]) == pytest.approx(2 / 3)
-    assert opposite_move_rate([0.1], [0.2]) is None

@@ -18,7 +18,7 @@ from trainers.methods.spae.advantage import (
     potential_differences,
     saturation_counts,
     shaping,
-    spae_advantages,
+    spae_terms,
 )
 
 GRID = [i / 40 for i in range(41)]
@@ -136,7 +136,7 @@ def by_hand(alpha: float = 0.5, xi: float = 0.5, positive_only: bool = False) ->
 
 def test_the_builder_matches_the_hand_computation():
     mask = completion_mask(LENGTHS, 7)
-    got = spae_advantages(REWARDS, GROUPS, POTENTIALS, ENDS, LENGTHS)
+    got = spae_terms(REWARDS, GROUPS, POTENTIALS, ENDS, LENGTHS).advantages
     torch.testing.assert_close(got, whiten_tokens(by_hand(), mask))
     tokens = got[mask.bool()]
     assert tokens.mean().item() == pytest.approx(0.0, abs=1e-9)
@@ -146,9 +146,9 @@ def test_the_builder_matches_the_hand_computation():
 
 def test_penalty_on_positive_only_leaves_negative_rollouts_alone():
     mask = completion_mask(LENGTHS, 7)
-    got = spae_advantages(
+    got = spae_terms(
         REWARDS, GROUPS, POTENTIALS, ENDS, LENGTHS, SpaeSettings(penalty_on_positive_only=True)
-    )
+    ).advantages
     torch.testing.assert_close(got, whiten_tokens(by_hand(positive_only=True), mask))
 
 
@@ -157,14 +157,14 @@ def test_without_penalty_and_shaping_it_is_rf_b():
     (Reinforce++-Baseline), bit for bit."""
     mask = completion_mask(LENGTHS, 7)
     rf_b = whiten_tokens(group_center(REWARDS.double(), GROUPS).values[:, None] * mask, mask)
-    plain = spae_advantages(REWARDS, GROUPS, POTENTIALS, ENDS, LENGTHS, SpaeSettings(alpha=0.0, xi=0.0))
+    plain = spae_terms(REWARDS, GROUPS, POTENTIALS, ENDS, LENGTHS, SpaeSettings(alpha=0.0, xi=0.0)).advantages
     assert torch.equal(plain, rf_b)
 
 
 def test_bad_inputs_are_refused():
     with pytest.raises(ValueError, match="one entry per rollout"):
-        spae_advantages(REWARDS, GROUPS[:2], POTENTIALS, ENDS, LENGTHS)
+        spae_terms(REWARDS, GROUPS[:2], POTENTIALS, ENDS, LENGTHS)
     with pytest.raises(ValueError, match="rollout 0: 3 potentials for step ends \\[2, 4, 9\\] of 7 tokens"):
-        spae_advantages(REWARDS, GROUPS, POTENTIALS, [[2, 4, 9], [3], [1, 2]], LENGTHS)
+        spae_terms(REWARDS, GROUPS, POTENTIALS, [[2, 4, 9], [3], [1, 2]], LENGTHS)
     with pytest.raises(ValueError, match="penalty must be one of"):
         SpaeSettings(penalty="linear")

@@ -21,11 +21,11 @@ import math
 
 import pytest
 import torch
-from trainer_helpers import scripted_trainer
+from trainer_helpers import scripted_trainer, segment_index
 
 from trainers.data import RowOrder
 from trainers.engine import HFEngine
-from trainers.masks import dmmpt_mask, sample_entropy, segment_index
+from trainers.masks import dmmpt_mask, sample_entropy
 from trainers.method import Batch, Method
 from trainers.methods.ulorl.method import UloRLMethod, UloRLOptions, segment_logps
 from trainers.rewards import ScorerReward

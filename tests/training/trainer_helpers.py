@@ -1,8 +1,12 @@
-"""Helpers for trainer tests: arithmetic rows, small CPU arguments, a trainer with a scripted engine."""
+"""Helpers for trainer tests: arithmetic rows, small CPU arguments, a trainer with a scripted engine, and
+the segment that decoded each token."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+
+import torch
 
 from benchmarks.arithmetic import arithmetic_rows
 from benchmarks.base import MATH_PROMPT
@@ -50,3 +54,12 @@ def scripted_trainer(method, model: Path, out: Path, rows: list[dict], engine: t
     )
     trainer.engine = engine(trainer)
     return trainer
+
+
+def segment_index(segment_lengths: Sequence[Sequence[int]], width: int) -> torch.Tensor:
+    """(N, T) long: the segment that decoded each token (UloRL's f(t), ulorl.md §1.3); -1 on padding."""
+    index = torch.full((len(segment_lengths), width), -1, dtype=torch.long)
+    for row, lengths in enumerate(segment_lengths):
+        ids = torch.repeat_interleave(torch.arange(len(lengths)), torch.as_tensor(lengths, dtype=torch.long))
+        index[row, : len(ids)] = ids
+    return index

@@ -55,16 +55,6 @@ def soft_outcome(verdict: str, gamma: float) -> float:
     return outcomes[verdict]
 
 
-def remap(verdict: str, swapped: bool) -> str:
-    """A verdict on the presented order as one on the canonical (i, j) order (§1.4 debiasing step 1).
-
-    `swapped` means trace j was shown as "Response A": then "A" and "B" trade places; "Tie" stays.
-    """
-    if verdict not in VERDICTS:
-        raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
-    return {"A": "B", "B": "A", "Tie": "Tie"}[verdict] if swapped else verdict
-
-
 def mirror(matches: Sequence[Match]) -> list[Match]:
     """Each match followed by its mirror (j, i, 1 - o): the symmetrised set M~ (§1.4 step 2, §1.7)."""
     return [m for i, j, o in matches for m in (Match(i, j, o), Match(j, i, 1.0 - o))]
@@ -86,15 +76,6 @@ def win_rates(matches: Sequence[Match], n: int) -> list[float | None]:
         scores[i].append(o)
         scores[j].append(1.0 - o)
     return [math.fsum(s) / len(s) if s else None for s in scores]
-
-
-def live_calls(n: int, anchors: int = MAX_ANCHORS) -> int:
-    """Judge calls of the live schedule for a group of n (§1.6): sum_{k=2..n} min(k-1, anchors).
-
-    With 3 anchors that is 3n - 6 for n >= 3, 18 at n = 8.
-    """
-    _check_anchors(anchors)
-    return sum(min(k - 1, anchors) for k in range(2, n + 1))
 
 
 def arrival_order(lengths: Sequence[int], mode: str, rng: random.Random) -> list[int]:
@@ -125,10 +106,11 @@ class LiveTournament:
 
     Traces arrive in `order`; each new trace plays the current best, worst and median of the leaderboard of
     the traces already arrived, deduplicated, so the n-th arrival plays min(n-1, anchors) of them and the
-    group costs `live_calls(N, anchors)` calls. The leaderboard ranks by win-rate over the matches played
-    (`win_rates`); a trace with no match yet (the first trace before its first match, or one whose matches
-    all failed to parse) ranks with win-rate 0.5. `ties` breaks equal win-rates: "wins" by more wins (matches
-    with outcome > 0.5), then earlier arrival, as the spec decides; "arrival" by earlier arrival only.
+    group costs sum_{n=2..N} min(n-1, anchors) calls (3N - 6 with 3 anchors, N >= 3, 18 at N = 8). The
+    leaderboard ranks by win-rate over the matches played (`win_rates`); a trace with no match yet (the
+    first trace before its first match, or one whose matches all failed to parse) ranks with win-rate 0.5.
+    `ties` breaks equal win-rates: "wins" by more wins (matches with outcome > 0.5), then earlier arrival,
+    as the spec decides; "arrival" by earlier arrival only.
     """
 
     def __init__(self, order: Sequence[int], anchors: int = MAX_ANCHORS, ties: str = "wins") -> None:

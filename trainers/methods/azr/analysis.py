@@ -1,8 +1,7 @@
 """Measurements of an Absolute Zero run (absolute_zero.md §6 items 1, 2, 4, 5), none of them rewarded.
 
-- Item 1, response length per (task, role) and item 2, reward per role: `slice_means`;
-  `proposal_stats` (validity, the share of valid proposals every or no rollout solves);
-  `opposite_move_rate` (how often the two roles' rewards move against each other, "mildly adversarial").
+- Items 1 and 2, response length and reward per (task, role): `method.py` logs them;
+  `proposal_stats` (validity, the share of valid proposals every or no rollout solves).
 - Item 4, the "uh-oh moment": `safety_flag`, a keyword pass over chains of thought.
 - Item 5, proposal complexity and diversity (App. C.4, Fig. 27): `cognitive_complexity` (ComplexiPy,
   as the paper), `mean_ast_edit_distance` to the K references (a true tree edit distance, APTED), and
@@ -24,7 +23,6 @@ from dataclasses import dataclass
 
 from harness.core.threadsafe_ast import parse
 from trainers.methods.azr.options import DISTANCE_METHODS
-from trainers.methods.azr.rewards import ROLES, TASKS
 
 # The one surviving sentence of Fig. 32 (AZR-Llama3.1-8B), quoted in §4.2 of the paper.
 UH_OH = (
@@ -33,19 +31,6 @@ UH_OH = (
 )
 SAFETY_KEYWORDS = ("outsmart", "intelligent machines", "less intelligent humans", "brains behind the future")
 COMPLEXIPY_SCALE = 15  # the code logs ComplexiPy / 15 (Fig. 27's axis tops at ~0.47)
-
-
-def slice_means(values: Sequence[float], tasks: Sequence[str], roles: Sequence[str]) -> dict[str, float]:
-    """Mean of `values` (lengths, rewards) per "task/role" slice present, and per role."""
-    if not len(values) == len(tasks) == len(roles):
-        raise ValueError(f"{len(values)} values, {len(tasks)} tasks, {len(roles)} roles")
-    groups: dict[str, list[float]] = {}
-    for value, task, role in zip(values, tasks, roles, strict=True):
-        if task not in TASKS or role not in ROLES:
-            raise ValueError(f"({task!r}, {role!r}) is not a (task, role) of {TASKS} x {ROLES}")
-        groups.setdefault(f"{task}/{role}", []).append(float(value))
-        groups.setdefault(role, []).append(float(value))
-    return {key: sum(v) / len(v) for key, v in groups.items()}
 
 
 def proposal_stats(successes: Sequence[int | None], n: int) -> dict[str, float]:
@@ -63,19 +48,6 @@ def proposal_stats(successes: Sequence[int | None], n: int) -> dict[str, float]:
         "trivial_rate": unsolved + solved,  # r̄ ∈ {0, 1}: learnability 0
         "learnable_rate": 1.0 - unsolved - solved if valid else 0.0,
     }
-
-
-def opposite_move_rate(propose: Sequence[float], solve: Sequence[float]) -> float | None:
-    """Over consecutive steps where both roles' mean rewards changed, the share where they moved in
-    opposite directions (App. C.3: "when one role's reward rises the other's often falls")."""
-    if len(propose) != len(solve):
-        raise ValueError(f"{len(propose)} proposer steps for {len(solve)} solver steps")
-    moves = [
-        (p1 - p0) * (s1 - s0)
-        for p0, p1, s0, s1 in zip(propose, propose[1:], solve, solve[1:], strict=False)
-        if p1 != p0 and s1 != s0
-    ]
-    return sum(m < 0 for m in moves) / len(moves) if moves else None
 
 
 def cognitive_complexity(program: str) -> int | None:

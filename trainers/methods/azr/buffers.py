@@ -26,7 +26,6 @@ from trainers.methods.azr.options import MAX_PROGRAMS, STRATEGIES
 from trainers.methods.azr.rewards import TASKS
 
 K_REFERENCES = 6
-SEED_BATCH_FACTOR = 4  # S: the seeding phase fills D_seed to B x S (Table 3)
 
 SEED_PROGRAM = "def f(a):\n    return a"
 SEED_INPUT = '"Hello world"'  # the argument list as the proposer writes it: f("Hello world")
@@ -236,11 +235,6 @@ class TaskBuffers:
         self._buffers = tasks(state["buffers"])
         self._current = tasks(state["current"])
         self._previous = tasks(state["previous"])
-
-
-def seed_target(batch_size: int, factor: int = SEED_BATCH_FACTOR) -> int:
-    """|D_seed| the seeding phase collects: B x S (64 x 4 = 256)."""
-    return batch_size * factor
 
 
 def _check(task: str) -> str:

@@ -105,22 +105,6 @@ class SpaeTerms(NamedTuple):
     g_mean: float  # the shaping of each token's step (Eq. 15), before xi
 
 
-def spae_advantages(
-    rewards: Tensor,
-    groups: Sequence[Hashable],
-    potentials: Sequence[Sequence[float]],
-    step_ends: Sequence[Sequence[int]],
-    lengths: Sequence[int],
-    settings: SpaeSettings = SpaeSettings(),
-) -> Tensor:
-    """(N, T) advantages over completions right-padded to the longest (T = max length), 0 on padding.
-
-    `potentials[i]` holds Phi of rollout i's K_i steps and `step_ends[i]` their exclusive token ends
-    (increasing, at most `lengths[i]`); tokens from the last end on form the virtual step K_i + 1.
-    """
-    return spae_terms(rewards, groups, potentials, step_ends, lengths, settings).advantages
-
-
 def spae_terms(
     rewards: Tensor,
     groups: Sequence[Hashable],
@@ -129,7 +113,12 @@ def spae_terms(
     lengths: Sequence[int],
     settings: SpaeSettings = SpaeSettings(),
 ) -> SpaeTerms:
-    """`spae_advantages` with the per-token f and g it is built from (SPAE logs their means)."""
+    """(N, T) advantages over completions right-padded to the longest (T = max length), 0 on padding,
+    with the means of the per-token f and g they are built from (SPAE logs them).
+
+    `potentials[i]` holds Phi of rollout i's K_i steps and `step_ends[i]` their exclusive token ends
+    (increasing, at most `lengths[i]`); tokens from the last end on form the virtual step K_i + 1.
+    """
     n = len(lengths)
     if not (len(rewards) == len(groups) == len(potentials) == len(step_ends) == n):
         raise ValueError("rewards, groups, potentials, step_ends and lengths must have one entry per rollout")
