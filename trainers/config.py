@@ -64,7 +64,7 @@ class TrainConfig:
     scorer: str | None = setting(None, "Reward scorer [default: the dataset's].")
     judge: dict[str, Any] | None = None  # for judged scorers: flat judge settings (model, base_url, ...)
     data_dir: str | None = None  # local benchmark files, as for `harness eval`
-    limit: int | None = setting(None, minimum=1)  # train on the first L items only
+    limit: int | None = setting(None, "Train on the first L items only.", minimum=1)
     prompt_template: str | None = None  # "{problem}" is replaced; default: the benchmark's prompt
     system_prompt: str | None = None
     chat_template_kwargs: dict[str, Any] = field(default_factory=dict)  # e.g. {enable_thinking: false}
@@ -78,7 +78,7 @@ class TrainConfig:
     temperature: float = setting(1.0, exclusive_minimum=0)
     top_p: float = setting(1.0, exclusive_minimum=0, maximum=1)
     max_completion_length: int = setting(1024, "Most tokens a completion may have.", minimum=1)
-    beta: float = setting(0.0, minimum=0)  # KL to the initial policy; 0 loads no reference model
+    beta: float = setting(0.0, "KL weight to the initial policy; 0 loads no reference model.", minimum=0)
     loss_type: str = "grpo"  # TRL's: grpo (per-sequence mean, the paper), dapo, dr_grpo, bnpo, ...
     scale_rewards: str = "group"  # group, batch or none (Dr. GRPO)
     save_steps: int = setting(50, "Save OUT/checkpoint-N every N steps.", minimum=1)
@@ -88,7 +88,9 @@ class TrainConfig:
     eval_benchmarks: tuple[str, ...] = setting((), "Comma-separated benchmarks to evaluate.")
     eval_n: int = setting(1, minimum=1)
     eval_temperature: float = setting(0.0, minimum=0)
-    eval_max_tokens: int | None = setting(None, minimum=1)  # default: max_completion_length
+    eval_max_tokens: int | None = setting(
+        None, "Completion budget of the evaluations [default: max_completion_length].", minimum=1
+    )
     eval_limit: int | None = setting(None, minimum=1)
     eval_scorer: str | None = None  # for jsonl: evaluation benchmarks
     use_vllm: bool = False
