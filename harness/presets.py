@@ -3,7 +3,7 @@
 A preset names the paper's benchmarks (used when --benchmarks is not given) and its sampling,
 input length and scoring. Flags given explicitly still win. `harness presets` prints them all.
 
-SPELL (specs/spell.md §3), point by point:
+SPELL (the SPELL paper's §5.1 and App. C.2), point by point:
 - benchmarks: docmath, frames, hotpotqa, 2wikimqa, musique (LB-MQA = their mean), longbench_v2;
 - n = 8 samples, temperature 0.7, top-p 0.95, the reported number is avg@8 (the paper's "pass@1");
 - input cut in the middle to 16,384 tokens (`spell`) or 100,000 (`spell-100k`) in tokens of the

@@ -45,7 +45,7 @@ def test_averages_are_the_unweighted_means_of_their_columns(key):
 
 def test_every_score_is_a_count_over_the_full_test_set():
     """All 144 scores are k/n of the full sets to rounding, but AZR-Base's MBPP+ 69.1 = 261/378 = 69.05,
-    which looks rounded twice (spec §3.1)."""
+    which looks rounded twice."""
     for key, r in rows().items():
         for bench, n in DENOMINATORS.items():
             count = round(r[bench] * n / 100)

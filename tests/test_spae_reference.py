@@ -1,10 +1,10 @@
-"""SPAE's published numbers against each other (spae.md §3 and §4.3 "Reference consistency"): Table 3's Acc
-column is the mean of Table 1's AIME24 and AIME25 Acc@16, and the length reductions the spec derives.
+"""SPAE's published numbers against each other (the SPAE paper's Tables 1 and 3): Table 3's Acc column is
+the mean of Table 1's AIME24 and AIME25 Acc@16, and the length reductions derived from them.
 
 Table 1 is read from the repository's stored copy (results/paper/spae.csv through `paper_rows`, which
-tests/test_paper_tables.py checks cell by cell against the spec). Table 3 and the spec's derived
-percentages are not stored there (results/paper/README.md leaves the behaviour tables out), so they are
-written here, each with the spec table it comes from.
+tests/test_paper_tables.py checks cell by cell against the method notes in the test data). Table 3 and the
+derived percentages are not stored there (results/paper/README.md leaves the behaviour tables out), so
+they are written here, each with the paper table it comes from.
 """
 
 from __future__ import annotations

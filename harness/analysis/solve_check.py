@@ -1,8 +1,8 @@
 """`harness analyze RUN_DIR --solve-check`: SPAE's solving/checking tokens, Over-Checking, Right-to-Wrong.
 
-Per math sample (spec §5): the thinking region is cut into steps at `".\\n\\n"`; k* is the first step at
-which the answer is reached; tokens through step k* are solving tokens, later thinking tokens checking
-tokens; R2W = reached at some step but the final answer is wrong.
+Per math sample (SPAE paper, Eq. 4-10): the thinking region is cut into steps at `".\\n\\n"`; k* is the
+first step at which the answer is reached; tokens through step k* are solving tokens, later thinking
+tokens checking tokens; R2W = reached at some step but the final answer is wrong.
 
 - mode "probe" (the paper's method): k* = the first step whose Step Potential exceeds 0.9 (harness/analysis
   /probe.py), probed with the run's model.

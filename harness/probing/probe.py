@@ -1,4 +1,4 @@
-"""SPAE's training-free probe (spec §1.2, §5.2 step 3): with transformers, batched with left padding, or
+"""SPAE's training-free probe (SPAE paper, Eq. 4-7): with transformers, batched with left padding, or
 with vLLM and prefix caching.
 
 For each probe context (prompt + response prefix up to a boundary + `**Final Answer**\\n\\boxed{`):

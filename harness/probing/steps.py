@@ -1,4 +1,4 @@
-"""SPAE's step accounting (spec §5.2) as pure functions of a tokenised response.
+"""SPAE's step accounting (SPAE paper, Eq. 9-10) as pure functions of a tokenised response.
 
 A response's thinking region is cut into steps at `".\\n\\n"` boundaries; given the first step k* at which
 the answer is reached (saturation in probe mode, a mention in the proxy mode), every thinking token up to

@@ -9,8 +9,8 @@ where A_group is the reward less its group's mean (Eq. 16), C_ik the number of e
 potential exceeded tau_sat (Eq. 12), f the saturation penalty (Eq. 13), and g the batch-centred
 exponential of the min-max normalised potential difference (Eq. 14-15). Then every real token of the
 batch is standardised together (Eq. 17). Tokens after the last boundary (the rest of the thinking and the
-summary) belong to a virtual step K + 1: f of all K steps' saturations, g = 0 (the spec's decision on
-§1.6's gap). With xi = 0 and alpha = 0 this is RF-B's advantage exactly.
+summary) belong to a virtual step K + 1: f of all K steps' saturations, g = 0 (our decision on a gap
+the paper leaves). With xi = 0 and alpha = 0 this is RF-B's advantage exactly.
 """
 
 from __future__ import annotations

@@ -280,7 +280,7 @@ def _probed(rollout: Rollout) -> Probed:
 
 def _probe_metrics(trained: Sequence[Rollout], tau_sat: float) -> dict[str, float]:
     """Mean Phi, saturation, the check-token share and R2W over the trained rollouts of all processes
-    (spec §4.2 item 5; check share and R2W as Table 3 defines them: over correct and incorrect
+    (check share and R2W as the SPAE paper's Table 3 defines them: over correct and incorrect
     trajectories respectively)."""
     probed = [(r, r.meta["probed"]) for r in trained if "probed" in r.meta]
     if not probed:

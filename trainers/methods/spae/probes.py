@@ -47,7 +47,7 @@ class Probed:
     acc: list[float] = field(default_factory=list)
     conf: list[float] = field(default_factory=list)
     phi: list[float] = field(default_factory=list)
-    accounting: dict[str, Any] = field(default_factory=dict)  # solve/check tokens, k*, R2W (spec §5.2)
+    accounting: dict[str, Any] = field(default_factory=dict)  # solve/check tokens, k*, R2W (paper Eq. 9-10)
 
     @property
     def step_ends(self) -> list[int]:
