@@ -80,7 +80,8 @@ def ulorl_command(
     ],
     out: Annotated[Path, typer.Option(help="Folder to write clean.jsonl, removed.jsonl and report.json to.")],
 ) -> None:
-    """Clean a dataset as UloRL does (ulorl.md §1.6): remove multi-question, proof, over-long-answer
-    and too-easy items, convert multiple-choice and true/false ones to short answers by rule."""
+    """Clean a dataset as UloRL does (docs/methods/ulorl.md#data-cleaning): remove multi-question, proof,
+    over-long-answer and too-easy items, convert multiple-choice and true/false ones to short answers by
+    rule."""
     build_corpus(data, out, options)
     typer.echo(str(out))

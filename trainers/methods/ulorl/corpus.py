@@ -1,7 +1,7 @@
-"""UloRL's cleaned corpus (ulorl.md §1.6), what `harness corpus ulorl` writes: `clean.jsonl`,
-`removed.jsonl` (each removed row with its filter and reason) and `report.json`, the pass-rate filter
-through a `harness eval` run of a second model under `pass-rate/`. `CorpusOptions` declares the
-command's settings once, with the paper's defaults from `cleaning.py`.
+"""UloRL's cleaned corpus (docs/methods/ulorl.md#data-cleaning), what `harness corpus ulorl` writes:
+`clean.jsonl`, `removed.jsonl` (each removed row with its filter and reason) and `report.json`, the
+pass-rate filter through a `harness eval` run of a second model under `pass-rate/`. `CorpusOptions`
+declares the command's settings once, with the paper's defaults from `cleaning.py`.
 """
 
 from __future__ import annotations
