@@ -1,61 +1,121 @@
-r"""Math scorer rules 4 (issue 46), grouped by rule: each pattern the held-out audit found, credited
-when right and refused when wrong, unfinished or naming two candidates.
-
-Golds carry their question where a rule reads it (`rules.gold_text`), as run.json's `questions`
-make the score stage pass them. All scorer cases go through one `MathScorer.score` call (it spawns
-worker processes); the property tests call `verify_pair` in this process.
-"""
+r"""Math rule: the final answer's extraction (`math_text.final_answer`): boxes, answer phrases, closing
+sentences and lines, bold values, displays; unfinished work and prose without an answer give none."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from helpers import run_cli
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from harness.scoring.commentary import answer_part
-from harness.scoring.math import MathScorer, verify_pair
-from harness.scoring.math_forms import (
-    answer_choice,
-    asks_for_percent,
-    gold_choice,
-    integer_parameter,
-    same_parameter,
-    without_percent,
+from scoring_cases import (
+    ALL_TEN,
+    ECHO,
+    GAVE_UP,
+    HOURS,
+    LOOPING,
+    LUMINOSITY,
+    OMEGA,
+    PHOTON,
+    REACTION,
+    SIMPLIFY,
+    TWO_BOXES,
+    WORK,
+    case,
+    right_and_wrong,
 )
-from harness.scoring.math_symbols import as_latex
-from harness.scoring.math_text import final_answer, letter_case_differs, question_letters, variables
-from harness.scoring.rules import gold_text
 
-WORK = "We set up the equations and solve them step by step.\n\n"
-HOURS = "A tank fills at 3 litres per minute. How many hours does it take to fill 720 litres?"
-PHOTON = "What is the energy of a photon of wavelength 800 nm, in eV?"
-LUMINOSITY = "How many times brighter than the Sun is a star of 5 solar radii at 5 times its temperature?"
-REACTION = "What percentage of the reaction is complete after 10 minutes?"
-SIMPLIFY = "Simplify $3(5x-20)-5(x+4)$."
-DECAY = (  # Minerva 96
-    "Find the general solution of the differential equation $\\dot{x}+2 x=e^{t}$, using $c$ for the "
-    "arbitrary constant of integration which will occur."
-)
-SUPPLY = "Find the supply curve of the industry of 100 identical firms in terms of the price."
-SUPPLY_BOTH = "Find the supply $P$ of the industry in terms of the price $p$."
-PASSED = "Of the 40 students, 7 failed. What percentage of the students passed?"
-CHOICE = (  # MATH-500 intermediate_algebra/754, shortened
-    "Which equation does $r$ satisfy? $\\textbf{(A)}\\ 3(1 + r)^x = 7\\qquad \\textbf{(B)}\\ "
-    "3(1 + r/10)^x = 7\\qquad \\textbf{(C)}\\ 3(1 + 2r)^x = 7$"
-)
-FAMILY = r"x=\frac{1}{6} \pi+\pi k, \frac{1}{3} \pi+\pi k, \frac{2}{3} \pi+\pi k, \frac{5}{6} \pi+\pi k"
-ROOTS = r"\frac{\pi}{6} + n\pi, \frac{\pi}{3} + n\pi, \frac{2\pi}{3} + n\pi, \frac{5\pi}{6} + n\pi"
+from harness.scoring.math_text import final_answer
 
-
-def case(rule: str, answer: str, gold: str, value: float, question: str | None = None):
-    """One scorer case: (rule, answer, stored gold, expected value)."""
-    return (rule, answer, gold if question is None else gold_text(gold, question), value)
-
-
+# (label, answer, gold, expected value): the audit's patterns 7-8, rules 3's shape 1, rules 4's rule 1
 CASES = [
+    # 7. no final answer: nothing taken from the prose
+    ("7", GAVE_UP, "0", 0.0),
+    ("7", ECHO, "m", 0.0),
+    ("7", "Therefore we get 12 in the end", "12", 0.0),
+    ("7", "Answer: 12", "12", 1.0),
+    ("7", "So the final answer is $\\frac{1}{2}$. I hope it is correct.", "0.5", 1.0),
+    ("7", "The answer is therefore $7$, as claimed.", "7", 1.0),
+    ("7", "$MR=SRMC$", "MR=SRMC", 1.0),
+    # 8. several boxes: empty boxes never count, boxes joined by "and" form one answer
+    ("8", TWO_BOXES, ALL_TEN, 1.0),
+    ("8", TWO_BOXES, "-2, -1, 0, 1, 2", 0.0),
+    ("8", LOOPING, "5", 1.0),
+    ("8", r"$\boxed{3}$ and $\boxed{5}$", "3, 5", 1.0),
+    ("8", r"First $\boxed{3}$. Then, after checking, $\boxed{5}$.", "3, 5", 0.0),
+    ("8", r"\boxed{}", "5", 0.0),
+    # 1. extraction: the value stated at the end, without a box or "the answer is"
+    *right_and_wrong("1 bold", "Add them.\n\nso m + n = 25 + 169 = **194**", "... = **195**", "194"),
+    *right_and_wrong(
+        "1 closing",
+        "Count the coins.\n\nTherefore, Hillary has 7 nickels.",
+        "Therefore, Hillary has 8 nickels.",
+        "7",
+    ),
+    *right_and_wrong(
+        "1 closing",
+        "Work.\n\nThus the angle is approximately $3\\times10^{-3}$ arcseconds.",
+        "Work.\n\nThus the angle is approximately $3\\times10^{-4}$ arcseconds.",
+        "3e-3",
+    ),
+    *right_and_wrong(
+        "1 lead-in",
+        "Invert.\n\n$f^{-1}(1/5) = 9$\n\n**Therefore, the value of $f^{-1}(1/5)$ is:**",
+        "Invert.\n\n$f^{-1}(1/5) = 8$\n\n**Therefore, the value of $f^{-1}(1/5)$ is:**",
+        "9",
+    ),
+    *right_and_wrong(
+        "1 label",
+        "Final answer: The steady-state velocity \\(\\omega_{ss}\\) is 1000 rad/s",
+        "Final answer: The steady-state velocity \\(\\omega_{ss}\\) is 100 rad/s",
+        "1000",
+    ),
+    *right_and_wrong(
+        "1 lead-in",
+        "Invert: $5 = 1/(x-4)$, so $f^{-1}(1/5) = 9$\n\n**Therefore, the value of $f^{-1}(1/5)$ is:**",
+        "Invert: $5 = 1/(x-4)$, so $f^{-1}(1/5) = 8$\n\n**Therefore, the value of $f^{-1}(1/5)$ is:**",
+        "9",
+    ),
+    ("1 lead-in", "Invert.\n\nSo $x = 9$ is the first root, and $x = 2$ the second", "9", 0.0),
+    ("1 unfinished", "Expand both sides.\n\nSo we get $x = 12$", "12", 0.0),
+    ("1 unfinished", "Therefore we get 12 in the end", "12", 0.0),
+    ("1 unfinished", "Therefore, we have $x = 12$", "12", 0.0),
+    ("1 unfinished", "$x = 12$\n\nLet's check:", "12", 0.0),
+    *right_and_wrong("1 bold", "Add them.\n\nThe answer is **194**", "The answer is **195**", "194"),
+    *right_and_wrong(
+        "1 bold", "Add them.\n\nTherefore the total is **194**.", "Therefore the total is **195**.", "194"
+    ),
+    ("1 unfinished", "Try small cases.\n\nLet's try a small case first: **n = 2**", "2", 0.0),
+    ("1 unfinished", "Set up the system.\n\nFirst, we substitute: **x = 5**", "5", 0.0),
+    ("1 unfinished", "Expand both sides.\n\nWe get: **x = 3**", "3", 0.0),
+    ("1 unfinished", "Plan the solution.\n\nStep 1: **a = 4**", "4", 0.0),
+    ("1 unfinished", "Use the quadratic formula.\n\nFirst, the discriminant is **16**", "16", 0.0),
+    ("1 unfinished", "Try small cases.\n\nLet's try:\n\n**n = 2**", "2", 0.0),
+    ("1 unfinished", "Count the fruit.\n\nSo we bought 12 apples.", "12", 0.0),
+    *right_and_wrong(
+        "1 label",
+        "Balance the torques.\n\nFinal answer: \\(\\omega_{ss}\\) = 1000 rad/s",
+        "Balance the torques.\n\nFinal answer: \\(\\omega_{ss}\\) = 100 rad/s",
+        "1000",
+        OMEGA,
+    ),
+    *right_and_wrong(
+        "1 label",
+        "Balance the torques.\n\n**Final Answer:** $\\omega_{ss}$ is 1000 rad/s.",
+        "Balance the torques.\n\n**Final Answer:** $\\omega_{ss}$ is 100 rad/s.",
+        "1000",
+    ),
+    *right_and_wrong(
+        "1 label", "Count.\n\nFinal answer: $N$ is 42.", "Count.\n\nFinal answer: $N$ is 41.", "42"
+    ),
+    *right_and_wrong(
+        "1 label", "Heat it.\n\nThe final answer is $T$ = 300 K.", "The final answer is $T$ = 30 K.", "300"
+    ),
+    *right_and_wrong(
+        "1 closing", "Count the fruit.\n\nSo Maria bought 12 apples.", "So Maria bought 13 apples.", "12"
+    ),
+    *right_and_wrong(
+        "1 heading",
+        "Count the coins.\n\n**Final Answer**\n\nThe number of nickels is 7.",
+        "Count the coins.\n\n**Final Answer**\n\nThe number of nickels is 8.",
+        "7",
+    ),
     # 1. unboxed final answers: the answer line followed by more text
     case(
         "1 sign-off",
@@ -194,75 +254,104 @@ CASES = [
     ),
     case("1 display", "Expand each product.\n\n$$3(5x-20)-5(x+4) = 15x-60-5x-20 = 10x-80.$$", "10x-80", 0.0),
     case("1 display", "Expand each product.\n\n$$5x-20 = 10x-80$$", "10x-80", 0.0, SIMPLIFY),
-    # 2. Unicode maths and plain function names
-    case("2 notation", r"\boxed{√5}", r"\sqrt{5}", 1.0),
-    case("2 notation", r"\boxed{√6}", r"\sqrt{5}", 0.0),
-    case("2 notation", r"\boxed{3√13}", r"3\sqrt{13}", 1.0),
-    case("2 notation", r"\boxed{3√12}", r"3\sqrt{13}", 0.0),
-    case("2 notation", r"\boxed{1 + i√3}", r"1+i \sqrt{3}", 1.0),
-    case("2 notation", r"\boxed{1 - i√3}", r"1+i \sqrt{3}", 0.0),
-    case("2 notation", r"\boxed{-τ ln Δ}", r"-\tau \ln \Delta", 1.0),
-    case("2 notation", r"\boxed{τ ln Δ}", r"-\tau \ln \Delta", 0.0),
-    case("2 notation", r"\boxed{ln 2 + iπ/3}", r"\ln 2 + i\pi / 3", 1.0),
-    case("2 notation", r"\boxed{ln 3 + iπ/3}", r"\ln 2 + i\pi / 3", 0.0),
-    case("2 notation", r"\boxed{∛2}", r"\sqrt[3]{2}", 1.0),
-    # 3. a letter's case matters only where the question gives both cases a meaning
-    case("3 case", r"\boxed{\frac{e^t}{3} + C e^{-2t}}", r"\frac{e^{t}} {3}+c e^{-2 t}", 1.0, DECAY),
-    case("3 case", r"\boxed{x = \frac{e^t}{3} + C e^{-2t}}", r"\frac{e^{t}} {3}+c e^{-2 t}", 1.0, DECAY),
-    case("3 case", r"\boxed{\frac{e^t}{3} + C e^{2t}}", r"\frac{e^{t}} {3}+c e^{-2 t}", 0.0, DECAY),
-    case("3 case", r"\boxed{100\sqrt{P}}", r"100 p^{1/2}", 1.0, SUPPLY),
-    case("3 case", r"\boxed{100\sqrt{P}}", r"100 p^{1/2}", 0.0, SUPPLY_BOTH),
-    case("3 case", r"\boxed{100\sqrt{P}}", r"100 p^{1/2}", 0.0),  # no question: every case change refused
-    case("3 case", r"\boxed{10\sqrt{P}}", r"100 p^{1/2}", 0.0, SUPPLY),
-    # 4. golds or answers a plain parse misreads
-    case("4 code gold", r"\boxed{\arcsin(1/1.3)}", "np.arcsin(10/13)", 1.0),
-    case("4 code gold", r"\boxed{\arccos(10/13)}", "np.arcsin(10/13)", 0.0),
-    case("4 code gold", r"\boxed{\arcsin(13/10)}", "np.arcsin(10/13)", 0.0),
-    case("4 parameter", f"\\boxed{{x = {ROOTS},\\ n \\in \\mathbb{{Z}}}}", FAMILY, 1.0),
-    case("4 parameter", f"\\boxed{{x = {ROOTS} \\text{{ for }} n ∈ ℤ}}", FAMILY, 1.0),
-    case("4 parameter", f"\\boxed{{x = {ROOTS.replace('n', '2n')},\\ n \\in \\mathbb{{Z}}}}", FAMILY, 0.0),
-    case("4 parameter", f"\\boxed{{x = {ROOTS}}}", FAMILY, 0.0),  # n undeclared: another symbol
-    case("4 percent", r"\boxed{82.5}", "82.5%", 1.0, PASSED),
-    case("4 percent", r"\boxed{82.5\%}", "82.5%", 1.0, PASSED),
-    case("4 percent", r"\boxed{17.5}", "82.5%", 0.0, PASSED),
-    case("4 percent", r"\boxed{0.825}", "82.5%", 0.0, PASSED),
-    case("4 percent", r"\boxed{82.5}", "82.5%", 0.0),  # no question asking for a percentage
-    case("4 percent", r"\boxed{20\%}", "0.2", 1.0, "A 20% share of 50 is taken. What fraction is taken?"),
-    case("4 choice", r"\boxed{\textbf{(B)}\ 3(1+r/10)^x=7}", r"\text{(B)}", 1.0, CHOICE),
-    case("4 choice", r"\boxed{\textbf{(C)}\ 3(1+2r)^x=7}", r"\text{(B)}", 0.0, CHOICE),
-    case("4 choice", r"\boxed{(B) \text{ or } (C)}", r"\text{(B)}", 0.0, CHOICE),
-    case("4 function", r"\boxed{z_p(t) = \frac{e^{2it}}{2+2i}}", r"\frac{e^{2 i t}}{(2+2 i)}", 1.0),
-    case("4 function", r"\boxed{z_p(t) = \frac{e^{2it}}{2-2i}}", r"\frac{e^{2 i t}}{(2+2 i)}", 0.0),
-    # found by the differential: a plain-symbol retry must not turn Eq(x, {...}) into False = False
-    case("4 function", f"{WORK}Thus, $Q = [-1,-\\frac{{1}}{{2}}]$.", FAMILY, 0.0),
-    case("4 function", r"\boxed{\lambda \in (3,4]}", "(3,4]", 1.0),
-    case(
-        "4 choice",
-        f"{WORK}Converting to the required units, we get $\\text{{(C)}}$ or $288 \\pi$.",
-        r"\text{(C)}",
-        0.0,
-    ),
-    case("4 choice", r"\boxed{\text{(B)} \text{ or } 103}", r"\text{(B)}", 0.0, CHOICE),
 ]
 
 
 @pytest.fixture(scope="module")
-def scored():
-    scorer = MathScorer(timeout=30, workers=2)
-    results = dict(scorer.score([c[1] for c in CASES], [c[2] for c in CASES]))
-    assert sorted(results) == list(range(len(CASES)))
-    return results
+def scored(verdicts):
+    return verdicts(CASES)
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_rule_verdict(scored, index):
-    rule, answer, gold, value = CASES[index]
+def test_verdict(scored, index):
+    label, answer, gold, value = CASES[index]
     score = scored[index]
     assert "error" not in score.details, score
-    assert score.value == value, (rule, answer, gold, score)
+    assert score.value == value, (label, answer, gold, score)
 
 
-# --- 1. extraction --------------------------------------------------------------------------
+def test_no_answer_is_said(scored):
+    for answer in (GAVE_UP, ECHO, r"\boxed{}"):
+        index = next(i for i, c in enumerate(CASES) if c[1] == answer)
+        assert scored[index].extracted is None
+        assert scored[index].details == {"reason": "no answer found"}
+
+
+def test_joined_boxes_are_the_extracted_answer(scored):
+    index = next(i for i, c in enumerate(CASES) if c[1] == TWO_BOXES)
+    assert scored[index].extracted == "10, 11, 12, 13, 14, -2, -1, 0, 1, 2"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (r"\boxed{5}", ("boxed", "5")),
+        (r"\boxed{5} \boxed{ }", ("boxed", "5")),
+        (r"$\boxed{1}$, $\boxed{2}$", ("boxed", "1, 2")),
+        (r"\boxed{1} \text{ or } \boxed{2}", ("boxed", "1, 2")),
+        (r"\boxed{2} and \boxed{2}", ("boxed", "2")),
+        (r"I first guessed \boxed{1}, but it is \boxed{2}", ("boxed", "2")),
+        ("The final answer is $x = 3$. Done.", ("phrase", "x = 3")),
+        ("Final Answer: The final answer is 1.6. I hope it is correct.", ("phrase", "1.6")),
+        ("**Answer:** 204", ("phrase", "204")),
+        ("The answer is:\n\\[ \\frac{1}{2} \\]", ("phrase", r"\frac{1}{2}")),
+        ("The answer is not clear.", ("phrase", "not clear")),
+        (r"\(204\)", ("whole", "204")),
+        (r"$$\frac{3}{4}$$.", ("whole", r"\frac{3}{4}")),
+        ("x = 5", ("whole", "x = 5")),
+        ("Hence x = 5", None),
+        ("12\n13", None),
+        ("", None),
+    ],
+)
+def test_final_answer(text, expected):
+    assert final_answer(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Work.\n\nso m + n = 25 + 169 = **194**", ("closing", "194")),
+        ("Work.\n\nThe sum is **12**.", ("closing", "12")),
+        ("Work.\n\n**Step 2: add the parts**", None),
+        ("Work.\n\nTherefore, Hillary has 7 nickels.", ("closing", "7")),
+        ("Work.\n\nThus, $m + n = 194$.", ("closing", "m + n = 194")),
+        ("Work.\n\nHence the number of ways is $\\binom{5}{2} = 10$.", ("closing", "10")),
+        ("Work.\n\nSo the plane is $5x - 7y + 11z + 4 = 0$.", ("closing", "5x - 7y + 11z + 4 = 0")),
+        ("Work.\n\nSo the total is 12, which is less than 15.", None),
+        ("Work.\n\nSo the count is $2\\cdot5!\\cdot5! = 2\\cdot120\\cdot120 = 28800$.", ("closing", "28800")),
+        ("Work.\n\nThus it is 5.", None),
+        ("Work.\n\nSo we get $x = 3$", None),
+        ("Hence x = 5", None),
+        ("Work.\n\n$x = 5$\n\nThe final answer is:", ("closing", "x = 5")),
+        ("Work.\n\n$x = 5$\n\nLet's check:", None),
+        ("The answer is: the speed $v$ is 30 m/s", ("phrase", "30 m/s")),
+        ("Work.\n\nLet's try a small case first: **n = 2**", None),
+        ("Work.\n\nStep 1: **a = 4**", None),
+        ("Work.\n\nFirst, the discriminant is **16**", None),
+        ("Work.\n\nLet's try:\n\n**n = 2**", None),
+        ("Work.\n\nThe answer is:\n\n**194**", ("closing", "194")),
+        ("Work.\n\nSo the distance is **6 kilometers**.", ("closing", "6 kilometers")),
+        ("Work.\n\nTherefore, the distance she rides is 6 km.", ("closing", "6 km")),
+        ("Work.\n\nThus there are 5 in total.", ("closing", "5")),
+        (
+            "Work.\n\nTherefore, assuming a fair die, the chance is $\\frac{1}{6}$.",
+            ("closing", "\\frac{1}{6}"),
+        ),
+        ("Work.\n\nSo first, the discriminant is 16.", None),
+        ("Work.\n\nSo Maria bought 12 apples.", ("closing", "12")),
+        ("Work.\n\n**Final Answer**\n\nThe number of nickels is 7.", ("closing", "7")),
+        ("Final answer: \\(\\omega_{ss}\\) = 1000 rad/s", ("phrase", "1000 rad/s")),
+        ("The final answer is $T$ = 300 K.", ("phrase", "300 K")),
+        ("Final answer: $N$ is 42.", ("phrase", "42")),
+        ("Final answer: $Q$ is $MR = SRMC$.", ("phrase", "MR = SRMC")),  # a math span is taken whole
+        ("Final answer: $N$, the number of paths.", ("phrase", "N")),
+        ("Final answer: $\\pi$ = 3.14", ("phrase", "\\pi")),  # a constant is not a label
+        ("The final answer is $x = 3$. Done.", ("phrase", "x = 3")),
+    ],
+)
+def test_final_answer_closing_shapes(text, expected):
+    assert final_answer(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -285,185 +374,3 @@ def test_rule_verdict(scored, index):
 )
 def test_final_answer_v4_shapes(text, question, expected):
     assert final_answer(text, question) == expected
-
-
-def test_answer_part_drops_only_value_free_comment():
-    answer = "Work.\n\nSo the total is 12."
-    sign_off = "Let me know if you have other questions!"
-    assert answer_part(f"{answer}\n\n{sign_off}") == (answer, sign_off)
-    assert answer_part(f"{answer}\n\n\n  \nThis assumes no returns.\n\nHappy to help!") == (
-        answer,
-        "This assumes no returns.\n\nHappy to help!",
-    )
-    assert answer_part(f"{answer}\n\n## Explanation\n\nWe added 5 and 7.")[0] == answer
-    assert answer_part(f"{answer}\n\nThis is 5 more than before.") is None  # states a value
-    assert answer_part(f"{answer}\n\nHowever, some were returned.") is None  # doubts it
-    assert answer_part(f"{answer}\n\nNext we compute the cost") is None  # the work goes on
-    assert answer_part(f"{answer}\n\n### Verification\n\nThis is wrong.") is None
-    assert answer_part(answer) is None
-
-
-# --- 2. notation ----------------------------------------------------------------------------
-
-
-def test_as_latex():
-    assert as_latex("√5") == r"\sqrt{5}" and as_latex("3√13") == r"3\sqrt{13}"
-    assert as_latex("√(x+1)") == r"\sqrt{x+1}" and as_latex("∛2") == r"\sqrt[3]{2}"
-    assert as_latex("sqrt(2)") == r"\sqrt{2}"
-    assert as_latex("-τ ln Δ") == r"-\tau  \ln  \Delta "
-    assert as_latex("np.arcsin(10/13)") == r"\arcsin (10/13)"
-    assert as_latex("2*np.pi**2") == r"2*\pi ^2"
-    assert as_latex("x₁ ± 2") == r"x_{1} \pm  2"
-    assert as_latex(r"\cosh x + \ln 2") == r"\cosh x + \ln 2"  # commands stay
-    assert as_latex("10 sec") == "10 sec" and as_latex("5 μm") == "5 μm"  # units stay
-    assert as_latex("cosine") == "cosine"
-
-
-# --- 3. letter case -------------------------------------------------------------------------
-
-
-def test_letter_case_reads_the_question():
-    assert question_letters(DECAY) >= {"c", "x", "t"} and "C" not in question_letters(DECAY)
-    assert question_letters("A ball has a mass of $m$.") == {"m"}  # prose letters are not symbols
-    assert not letter_case_differs("C e^{-2t}", "c e^{-2t}", DECAY)
-    assert letter_case_differs("C e^{-2t}", "c e^{-2t}", "Use $C$ for the capacity and $c$ for the constant.")
-    assert letter_case_differs("C e^{-2t}", "c e^{-2t}")  # no question: refused
-    assert letter_case_differs("100\\sqrt{P}", "100 p^{1/2}", SUPPLY_BOTH)
-    assert not letter_case_differs("100\\sqrt{P}", "100 p^{1/2}", SUPPLY)
-
-
-# --- 4. forms -------------------------------------------------------------------------------
-
-
-def test_percent_questions():
-    assert asks_for_percent(PASSED) and asks_for_percent(REACTION)
-    assert asks_for_percent("What percent of 40 is 7?")
-    assert asks_for_percent("Give the yield (in %).") and asks_for_percent("Express it as a percent.")
-    assert not asks_for_percent("A 20% discount applies. What is the price?") and not asks_for_percent(None)
-    assert not asks_for_percent("It grew by 5 percent. Find $x$.")
-    assert without_percent(r"17.5\%") == without_percent("17.5 %") == "17.5"
-
-
-def test_choice_letters():
-    assert gold_choice(r"\text{(B)}") == gold_choice("(B)") == "B" and gold_choice("B") is None
-    assert answer_choice(r"\textbf{(B)}\ 3(1+r/10)^x=7") == "B"
-    assert answer_choice(r"\text{(B)} 7") == "B" and answer_choice("(B) or (C)") is None
-    assert answer_choice("3(1+r/10)^x=7") is None and answer_choice("(x+1)") is None
-
-
-def test_integer_parameters():
-    assert integer_parameter(r"2n\pi, n \in \mathbb{Z}") == (r"2n\pi", "n")
-    assert integer_parameter(r"2n\pi \text{ where } n \text{ is an integer}") == (r"2n\pi", "n")
-    assert integer_parameter(r"2n\pi \text{ for any integer } n") == (r"2n\pi", "n")
-    assert integer_parameter(r"2n\pi (n \in \mathbb{Z})") == (r"2n\pi", "n")
-    assert integer_parameter(r"2n\pi") is None and integer_parameter(r"n \in \mathbb{Z}") is None
-    assert same_parameter(r"2n\pi, n \in \mathbb{Z}", r"2\pi k", variables) == (r"2k\pi", r"2\pi k")
-    assert same_parameter(r"2k\pi, k \in \mathbb{Z}", r"2\pi k", variables) == (r"2k\pi", r"2\pi k")
-    # not one letter for one: left whole, and refused by the comparison
-    assert (
-        same_parameter(r"2n\pi, n \in \mathbb{Z}", r"2\pi k + m", variables)[0] == r"2n\pi, n \in \mathbb{Z}"
-    )
-
-
-# --- properties: a wrong value is refused in every rules-4 shape -----------------------------
-
-SHAPES = (
-    "{work}Therefore, it will take {v} hours.\n\nLet me know if you have other questions!",
-    "{work}So Maria bought {v} apples.\n\n### Explanation\n\nShe counted them twice.",
-    "{work}So Maria bought {v} apples.\n\nThis assumes none were returned.",
-    "{work}Converting to the asked units, we get Q = {o} J = {v} eV.",
-    "{work}Therefore, the luminosity is {v} times that of the Sun.",
-    "{work}So 997⁻¹ ≡ **{v}** (mod 1000)",
-    "{work}Therefore, it will take {o} hours for half, and the whole takes {v} hours.",
-)
-TRAPS = (  # unfinished work, doubt or two candidates: never credited, whatever the values
-    "{work}Therefore, it will take {g} hours.\n\nNow we check this against the budget",
-    "{work}So Maria bought {g} apples.\n\nWait, some of them were returned.",
-    "{work}So Maria bought {g} apples.\n\n### Explanation\n\nBut this is not the whole count.",
-    "{work}So 997⁻¹ ≡ **{g}** (mod 1000) or **{o}** (mod 1000)",
-    "{work}Converting to the asked units, we get {g} eV or {o} eV.",
-    "{work}Therefore, the luminosity is {g} times {o}.",
-    "{work}So Maria bought {g} apples.\n\n### Explanation\n\nSo Maria bought {o} apples.\n\nEach counts.",
-)
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    gold=st.integers(1, 10**6),
-    other=st.integers(1, 10**6),
-    shape=st.sampled_from(SHAPES),
-)
-def test_a_wrong_value_is_never_credited(gold, other, shape):
-    right = shape.format(work=WORK, v=gold, o=other)
-    wrong = shape.format(work=WORK, v=other, o=gold)
-    assert verify_pair((right, str(gold)))["value"] == 1.0
-    assert verify_pair((wrong, str(gold)))["value"] == (1.0 if other == gold else 0.0)
-
-
-@settings(max_examples=40, deadline=None)
-@given(gold=st.integers(1, 10**6), other=st.integers(1, 10**6), trap=st.sampled_from(TRAPS))
-def test_unfinished_or_two_candidates_are_never_credited(gold, other, trap):
-    if other == gold:
-        other += 1
-    assert verify_pair((trap.format(work=WORK, g=gold, o=other), str(gold)))["value"] == 0.0
-
-
-# --- rescoring ------------------------------------------------------------------------------
-
-
-def test_a_rules_3_score_is_recomputed_by_a_resumed_eval(tmp_path, tiny_model, shared_data):
-    run = tmp_path / "run"
-    args = ["eval", "--benchmarks", "aime24", "--model", str(tiny_model), "--backend", "hf"]
-    args += ["--n", "1", "--limit", "2", "--max-tokens", "8", "--data-dir", str(shared_data)]
-    args += ["--out", str(run), "--seed", "3"]
-    run_cli(*args)
-    scores = run / "scores.jsonl"
-    records = [json.loads(line) for line in scores.read_text().splitlines()]
-    assert len(records) == 2 and all(r["scorer"].startswith("math-4+") for r in records)
-    stale = [
-        {**r, "scorer": r["scorer"].replace("math-4+", "math-3+"), "value": 1 - r["value"]} for r in records
-    ]
-    scores.write_text("".join(json.dumps(r) + "\n" for r in stale))
-    run_cli(*args)  # the run is complete: the resumed eval only rescores
-    again = [json.loads(line) for line in scores.read_text().splitlines()]
-    assert [(r["scorer"], r["value"]) for r in again] == [(r["scorer"], r["value"]) for r in records]
-
-
-# --- hostile text: the rules-4 patterns stay fast on long repeated input ---------------------
-
-FRAGMENTS = (
-    "Converting to a ",
-    "1 = ",
-    "(mod 1) ",
-    "≡ ",
-    "**1** ",
-    "the ",
-    "a=",
-    "word ",
-    "\n\nThis is fine.",
-    "Hence we ",
-    "√",
-    ", n \\in \\mathbb{Z}",
-    " \\text{ where } n",
-    "5% of ",
-    "$$",
-    "times ",
-)
-
-
-@settings(max_examples=25, deadline=None)
-@given(
-    head=st.sampled_from(("So ", "Therefore, it is ", "Converting to x, we get ", "So 5% of ", "$$3x = ")),
-    fragment=st.sampled_from(FRAGMENTS),
-    count=st.integers(1000, 10000),
-)
-def test_hostile_text_is_read_quickly(head, fragment, count):
-    import time
-
-    text = head + fragment * count + " 5"
-    start = time.monotonic()
-    final_answer(text, SIMPLIFY + " " + REACTION)
-    same_parameter(text, r"2\pi k", variables)
-    as_latex(text)
-    answer_part(text)
-    assert time.monotonic() - start < 10  # linear: well under a second unloaded
