@@ -237,7 +237,7 @@ def test_mention_mode_counts_exactly(mention_run, tiny_model):
         "mode": "mention",
         "status": "n/a",
         "scorer": "code",
-        "reason": "code generation has no short answer to probe (spec §5.3)",
+        "reason": "code generation has no short answer to probe (SPAE paper §3.1)",
     }
     saved = json.loads((mention_run / "analysis" / "solve_check.json").read_text())
     assert saved["mention"] == result

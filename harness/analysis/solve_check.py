@@ -55,11 +55,11 @@ from harness.scoring.latex import boxed_contents
 MODES = ("probe", "mention")
 RECORDS, AGGREGATES = "solve_check.jsonl", "solve_check.json"
 METHODS = {
-    "probe": "SPAE probe (paper formulas: teacher-forced Acc, Conf from the entropy, Phi > 0.9), spec §5.2",
+    "probe": "SPAE probe (the paper's §3.1-3.2: teacher-forced Acc, Conf from the entropy, Phi > 0.9)",
     "mention": "PROXY, not the paper's method: k* = first step stating an answer equal to the gold "
     "(\\boxed{} or a final '= x'); not comparable with SPAE Table 3",
 }
-NOT_APPLICABLE = {"code": "code generation has no short answer to probe (spec §5.3)"}
+NOT_APPLICABLE = {"code": "code generation has no short answer to probe (SPAE paper §3.1)"}
 MENTION_CHUNK = 256  # samples whose stated answers go to the math scorer in one call
 
 
@@ -441,7 +441,7 @@ def run_decoding(info: dict, benchmark: str) -> Decoding:
 
 
 def aggregate(records: list[dict]) -> dict[str, Any]:
-    """Spec §5.1 aggregates. Solve/check/reflect means are over correct samples; rates in percent."""
+    """SPAE paper §4.4 (Table 3) aggregates. Solve/check/reflect means over correct samples; rates in %."""
     correct = [r for r in records if r["correct"]]
     wrong = [r for r in records if not r["correct"]]
     reached = [r for r in records if r["saturated"]]

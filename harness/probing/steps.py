@@ -139,7 +139,7 @@ def first_step(reached: Sequence[bool]) -> int | None:
 
 
 def solve_check_fields(seg: Segments, n_tokens: int, k_star: int | None, correct: bool) -> dict[str, Any]:
-    """Spec §5.2 steps 4-6: solve / check / summary tokens, the first saturated step, R2W and flags."""
+    """SPAE paper §3.2: solve / check / summary tokens, the first saturated step, R2W and flags."""
     n_steps = len(seg.boundaries)
     boundary = None if k_star is None else seg.boundaries[k_star - 1]
     if boundary is None:

@@ -79,7 +79,7 @@ class RuleThenJudge(_ThenJudge):
 class ScorerThenJudge(_ThenJudge):
     """max(scorer, judge) for a scorer that scores whole batches (`math`, math-verify in worker processes):
     each answer is scored against every accepted gold answer, and the judge is asked, with the answer the
-    scorer extracted, only where none scored 1 (UloRL's rule-then-verifier reward, ulorl.md §1.5)."""
+    scorer extracted, only where none scored 1 (the UloRL paper's rule-then-verifier reward)."""
 
     def score(
         self,
