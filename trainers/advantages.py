@@ -27,17 +27,17 @@ class Advantages(NamedTuple):
 def group_zscore(
     rewards: Tensor, groups: Sequence[Hashable], *, unbiased: bool = True, eps: float = 1e-4
 ) -> Advantages:
-    """GRPO's (r - mean_g) / (std_g + eps) per group (spell.md §1.1 Eq. 3; TRL `scale_rewards="group"`).
+    """GRPO's (r - mean_g) / (std_g + eps) per group (SPELL paper, Eq. 3; TRL `scale_rewards="group"`).
 
     The defaults are TRL 1.16's: unbiased std (Bessel, n - 1) and eps 1e-4. SPELL's code uses eps 1e-6
-    (spell.md §1.9); Reasoning Arena's Eq. 2 the population std, `unbiased=False`, eps 1e-6
-    (reasoning_arena.md §1.1).
+    (SPELL paper, Eqs. 8-9); Reasoning Arena's Eq. 2 the population std, `unbiased=False`, eps 1e-6
+    (Reasoning Arena paper, §3).
     """
     return _standardise(rewards, groups, None, unbiased=unbiased, eps=eps, scale=True)
 
 
 def group_center(rewards: Tensor, groups: Sequence[Hashable]) -> Advantages:
-    """Dr. GRPO's r - mean_g with no std (spae.md §1.6 Eq. 16; TRL `scale_rewards="none"`)."""
+    """Dr. GRPO's r - mean_g with no std (SPAE paper, Eq. 16; TRL `scale_rewards="none"`)."""
     return _standardise(rewards, groups, None, unbiased=True, eps=0.0, scale=False)
 
 
@@ -49,10 +49,10 @@ def whiten_by_key(
     unbiased: bool = True,
     eps: float = 1e-6,
 ) -> Advantages:
-    """REINFORCE++ whitening (r - mean_k) / (std_k + eps) within each key (absolute_zero.md §1.7).
+    """REINFORCE++ whitening (r - mean_k) / (std_k + eps) within each key (AZR paper, App. A, Eq. 10).
 
     `keys=None` whitens the whole batch: REINFORCE++ Eq. 10, SPELL's questioner Eq. 9 as the paper
-    writes it (spell.md §1.9). Keys (task, role) give AZR's TRR++ Eq. 8, six baselines; keys = task give
+    writes it (SPELL paper). Keys (task, role) give AZR's TRR++ Eq. 8, six baselines; keys = task give
     SPELL's questioner as its code normalises it.
 
     `lengths=None` weighs every sequence once, as both papers do. Completion lengths instead weigh each
@@ -74,7 +74,7 @@ def masked_whiten_by_key(
     rewards: Tensor, keys: Sequence[Hashable], lengths: Sequence[int] | Tensor, *, eps: float = 1e-8
 ) -> Advantages:
     """verl's `masked_whiten` exactly, per key: (r - μ_k)·rsqrt(σ²_k + eps), μ and σ² token-weighted
-    (each row counts `lengths` times) with Bessel's correction over tokens (absolute_zero.md §1.7).
+    (each row counts `lengths` times) with Bessel's correction over tokens (AZR's released code).
 
     `whiten_by_key(..., lengths=...)` divides by σ + eps instead, which differs from this only when σ² is
     within a few orders of magnitude of eps. A key whose rewards do not vary gives exactly 0 (verl:
@@ -96,7 +96,7 @@ def masked_whiten_by_key(
 
 
 def whiten_tokens(values: Tensor, mask: Tensor, *, unbiased: bool = True, eps: float = 1e-6) -> Tensor:
-    """(A - mean_B) / (std_B + eps) over every unmasked token of the batch (SPAE Eq. 17, spae.md §1.6).
+    """(A - mean_B) / (std_B + eps) over every unmasked token of the batch (SPAE paper, Eq. 17).
 
     `values` and `mask` are (N, T); masked positions come back 0, and so does everything when the
     unmasked tokens do not vary.

@@ -303,7 +303,7 @@ def decode_segment(
     segment_tokens: int,
     max_tokens: int,
 ) -> list[Generation]:
-    """One segment after each prompt + prefix (UloRL's segment rollout, ulorl.md §1.2), with its rule:
+    """One segment after each prompt + prefix (UloRL's segment rollout, its Algorithm 1), with its rule:
 
     "stop" when it produced EOS; "length" when the prefix and the segment together reach `max_tokens`
     completion tokens (the global cap: truncated), or the engine stopped short of the budget without EOS

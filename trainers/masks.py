@@ -23,7 +23,7 @@ def completion_mask(lengths: Sequence[int] | Tensor, width: int) -> Tensor:
 def mask_truncated(mask: Tensor, truncated: Sequence[bool] | Tensor) -> Tensor:
     """DAPO's overlong filtering: zero truncated rows (TRL `mask_truncated_completions`).
 
-    UloRL rejects it: truncated samples are trained with reward 0 instead (ulorl.md §1.6).
+    UloRL rejects it: truncated samples are trained with reward 0 instead (UloRL paper, overlong handling).
     """
     return _keep_rows(mask, ~torch.as_tensor(truncated, dtype=torch.bool, device=mask.device))
 
@@ -38,7 +38,7 @@ def dmmpt_mask(
     sigma: float = 0.2,
     entropy_scope: Literal["sample", "batch"] = "sample",
 ) -> Tensor:
-    """UloRL's DMMPT mask (ulorl.md §1.4 Eq. 10): 0 on well-mastered positive tokens while entropy is low.
+    """UloRL's DMMPT mask (UloRL paper, Eq. 10): 0 on well-mastered positive tokens while entropy is low.
 
     A token is masked when its sample has reward 1, its own probability p >= tau, and the mean entropy
     is below sigma: the sample's own mean H_i over its tokens (Eq. 10, "sample") or the token mean over

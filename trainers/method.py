@@ -136,12 +136,12 @@ class Method:
 
     def advantage_weights(self, batch: Batch) -> Tensor | None:
         """(B, T) weights multiplied into the advantages, or None. Zeroed tokens leave the loss but still
-        count in its normaliser: UloRL's DMMPT (ulorl.md §1.4, Eq. 10)."""
+        count in its normaliser: UloRL's DMMPT (UloRL paper, Eq. 10)."""
         return None
 
     def old_logps(self, batch: Batch) -> Tensor | None:
         """(B, T) log-probs of the policy that sampled each token, the denominators of TRL's ratio
-        (UloRL's SAIS, ulorl.md §1.3), or None for TRL's own (the weights before this step's update)."""
+        (UloRL's SAIS, its paper's Eq. 8), or None for TRL's own (the weights before this step's update)."""
         return None
 
     def loss_mask(self, batch: Batch) -> Tensor | None:

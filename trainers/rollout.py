@@ -16,7 +16,7 @@ class Rollout:
     its reward once the method scored it.
 
     `finish_reason` is "stop" (EOS), "length" (the global token cap: truncated) or "unfinished" (a UloRL
-    segment budget was hit; `continued` appends the next step's segment, ulorl.md §1.2).
+    segment budget was hit; `continued` appends the next step's segment, UloRL paper, Algorithm 1).
     """
 
     prompt_ids: list[int]  # the prompt as trained on, chat template applied

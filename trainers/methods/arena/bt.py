@@ -1,4 +1,4 @@
-"""Bradley-Terry on a group's comparison graph (reasoning_arena.md §1.7-1.8): fit log-strengths by
+"""Bradley-Terry on a group's comparison graph (Reasoning Arena paper, §4, Eqs. 9-10): fit log-strengths by
 L-BFGS-B on Eq. 10, then min-max them into judge rewards R_j in [0, 1]."""
 
 from __future__ import annotations

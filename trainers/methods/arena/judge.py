@@ -1,4 +1,4 @@
-"""The Reasoning Arena judge (reasoning_arena.md §1.4, §1.9, §4.2 item 2): pairwise A/B/Tie verdicts and
+"""The Reasoning Arena judge (Reasoning Arena paper, §4, Eq. 7, App. D): pairwise A/B/Tie verdicts and
 pointwise 1/0.5/0 scores from any servable model, or from the policy itself.
 
 `ArenaJudge` builds the prompts, randomises the presentation order of every pair, cuts over-long responses

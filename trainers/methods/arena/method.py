@@ -1,4 +1,4 @@
-"""Reasoning Arena (reasoning_arena.md §1): CISPO on verifiable rewards, with the groups the verifier cannot
+"""Reasoning Arena (its paper, §3-4): CISPO on verifiable rewards, with the groups the verifier cannot
 separate re-scored by an LLM judge. One step:
 
 1. rollout: G samples of each prompt, scored by the harness verifier (`ScorerReward`, binary);

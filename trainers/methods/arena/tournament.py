@@ -1,4 +1,4 @@
-"""Reasoning Arena's tournament core (reasoning_arena.md §1.2-1.6): routing, soft outcomes, pairings.
+"""Reasoning Arena's tournament core (its paper, §3-4, Eqs. 3-9): routing, soft outcomes, pairings.
 
 Everything here is plain Python over trace indices 0..N-1 of one group; the judge and the Bradley-Terry
 fit (`bt.py`) live elsewhere. A match `(i, j, o)` is the soft outcome `o` of trace i against trace j.

@@ -1,4 +1,4 @@
-"""SPAE's per-token advantage (spae.md §1.6, Eq. 11-17) as pure functions.
+"""SPAE's per-token advantage (SPAE paper, §3.3, Eqs. 11-17) as pure functions.
 
 Each rollout i is cut into K_i reasoning steps (their token ends, from the step boundaries) with a step
 potential Phi per step (Eq. 8). Token j of step k gets

@@ -1,4 +1,4 @@
-"""SPAE (spae.md §1): DAPO + RF-B with step-potential advantages from training-free probes.
+"""SPAE (SPAE paper, §3): DAPO + RF-B with step-potential advantages from training-free probes.
 
 One step:
 

@@ -1,4 +1,4 @@
-"""SPAE's probes during training (spae.md §1.2-1.4, §4.2 item 2), on the policy being trained.
+"""SPAE's probes during training (SPAE paper, §3.1-3.2), on the policy being trained.
 
 A rollout's generated ids are cut into steps exactly as `harness analyze --solve-check` cuts a response
 (`harness/probing/steps.py`: the thinking region, `".\\n\\n"` boundaries inside it), every m-th boundary is

@@ -1,4 +1,4 @@
-"""The history memory (spell.md §1.4): per (task, cluster), the last L solvable questions with the
+"""The history memory (SPELL paper, §4.1): per (task, cluster), the last L solvable questions with the
 documents they were asked from; their documents join the questioner's next context and the questions
 are shown as examples to surpass."""
 

@@ -1,4 +1,4 @@
-"""SPELL (spell.md §1): one policy as questioner, responder and verifier over document clusters.
+"""SPELL (its paper's §4): one policy as questioner, responder and verifier over document clusters.
 
 Each step plays rounds of `questions_per_round` questions until `n` responder groups have
 0 < mean < 1 (at most `max_rounds` rounds, then an error, or with `short_batch="train"` the step

@@ -16,7 +16,7 @@ MAPPINGS = ("gaussian", "azr", "rzero")  # Fig. 5: SPELL's, Absolute Zero's 1 - 
 
 @dataclass(frozen=True)
 class SpellOptions(MethodOptions):
-    """SPELL's own settings (`options:` in the config); defaults are the paper's (spell.md §1.11)."""
+    """SPELL's own settings (`options:` in the config); defaults are the paper's (§5.1, App. C.3)."""
 
     method: ClassVar[str] = "SPELL"
     choices: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -59,7 +59,7 @@ class SpellOptions(MethodOptions):
     verify_choice: bool = setting(
         False,
         "the paper (D.5) rewards multiple choice by the letter alone; True: the code's verifier on doc_mc "
-        "too, whose false YES raises a wrong letter's reward (spell.md §4 item 6)",
+        "too, whose false YES raises a wrong letter's reward",
     )
     update_consistency: bool = setting(
         True, "train the verifier only where its majority equals the rule (§1.8)"

@@ -1,6 +1,6 @@
 """Reading the policy's outputs: the questioner's JSON proposal and the verifier's decision.
 
-Questioner (spell.md §1.12, §4.1): the text after the last `</think>` (an unclosed think block is
+Questioner (SPELL paper, App. E): the text after the last `</think>` (an unclosed think block is
 dropped without penalty), control characters removed, then the last fenced ```json block that parses,
 trying later blocks first; else the whole text; else (the paper's "conclude with a JSON object") the
 last balanced {...} object. A structural failure is a format error (-1 for the questioner): no JSON
@@ -25,7 +25,7 @@ from harness.scoring.numeric import NUMBER, parse_number
 from trainers.methods.spell.prompts import CHOICE, GENERAL, LETTERS, MATH
 
 FORMAT_ERROR, DROPPED = "format", "dropped"
-MAX_ANSWER_TOKENS = 40  # the prompt asks for at most 20 (spell.md §1.7)
+MAX_ANSWER_TOKENS = 40  # the prompt asks for at most 20 (SPELL paper, App. E)
 MAX_UNIT_WORDS = 3
 _FENCE = re.compile(r"```json\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

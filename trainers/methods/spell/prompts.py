@@ -15,7 +15,7 @@ from benchmarks.doc_prompts import FINANCIAL_MATH, GENERAL_QA, MULTIPLE_CHOICE, 
 GENERAL, MATH, CHOICE = "doc_general_qa", "docmath_qa", "doc_mc"
 TASKS = (GENERAL, MATH, CHOICE)
 LETTERS = ("A", "B", "C", "D")
-NO_DOCUMENTS = "Empty"  # the grounding check's document slot (spell.md §1.5)
+NO_DOCUMENTS = "Empty"  # the grounding check's document slot (SPELL paper, Algorithm 1)
 
 _BENCHMARK = (
     "We are building a benchmark to evaluate the capabilities of large language models (LLMs) on fact "
@@ -287,6 +287,6 @@ def verifier_prompt(problem: str, answer: str, reference: str) -> str:
 
 
 def choice_problem(question: str, options: dict[str, str]) -> str:
-    """A multiple-choice question as the verifier sees it (LongBench-V2's wording, spell.md §4.1)."""
+    """A multiple-choice question as the verifier sees it (LongBench-V2's wording, SPELL paper App. E)."""
     lines = [f"What is the correct answer to this question: {question}", "Choices:"]
     return "\n".join([*lines, *(f"({k}) {options[k]}" for k in LETTERS)])

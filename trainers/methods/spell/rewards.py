@@ -1,4 +1,4 @@
-"""SPELL's rewards (spell.md §1.6-1.7): the verifier's strict majority, the responder's max(rule, vote),
+"""SPELL's rewards (SPELL paper, Eqs. 4-7): the verifier's strict majority, the responder's max(rule, vote),
 the verifier's agreement with its majority, and the questioner's mapping of the responders' mean."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def questioner_reward(mean: float, mapping: str = "gaussian", sigma: float = SIG
 
 def majority(judgments: Sequence[int], vote: str = "strict") -> int:
     """Eq. 4: YES (1) when more than half the judgments say YES, so a tie is NO; an invalid judgment
-    counts as NO. `vote="mode"` is the released code's (spell.md §1.6): the most frequent of YES, NO
+    counts as NO. `vote="mode"` is the released code's: the most frequent of YES, NO
     and INVALID, ties going to the label seen first; INVALID means the rule decides alone."""
     if vote == "strict":
         return int(sum(j == YES for j in judgments) > len(judgments) / 2)

@@ -1,4 +1,4 @@
-"""Role-specific dynamic sampling (spell.md §1.8): which questions, answers and judgments one step
+"""Role-specific dynamic sampling (SPELL paper, §4.3): which questions, answers and judgments one step
 trains on, chosen from everything the step generated.
 
 - Responder: the first `n` questions whose G answers have 0 < mean reward < 1.

@@ -1,4 +1,5 @@
-"""UloRL's data cleaning (ulorl.md §1.6) by rule: one small function per filter, `clean` in order.
+"""UloRL's data cleaning (docs/methods/ulorl.md#data-cleaning) by rule: one function per filter, `clean`
+in order.
 
 Rows are the harness's dataset rows: `id`, `problem` and `answer` (a string or a number); other fields
 are kept. The filters, in the order `clean` applies them (a row leaves at the first that removes it):

@@ -1,4 +1,4 @@
-"""UloRL (ulorl.md §1): DAPO-style GRPO on ultra-long outputs, decoded in segments across optimizer steps.
+"""UloRL (its paper): DAPO-style GRPO on ultra-long outputs, decoded in segments across optimizer steps.
 
 One step:
 

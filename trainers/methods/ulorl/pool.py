@@ -1,4 +1,4 @@
-"""UloRL's segment rollout pool (ulorl.md §1.2, Algorithm 1): groups whose samples are decoded one
+"""UloRL's segment rollout pool (UloRL paper, Algorithm 1): groups whose samples are decoded one
 segment per optimizer step, carried across steps until every sample of the group is terminal.
 
 A sample's segment ends by one of the three rules (`trainers.engine.decode_segment`): EOS ("stop": the

@@ -1,4 +1,4 @@
-"""SPELL's training corpus: document clusters per task (spell.md §2).
+"""SPELL's training corpus: document clusters per task (SPELL paper, App. C.1).
 
 `dataset` is the on-disk format (clusters.jsonl + manifest.json) and its reader `load_clusters`; `build`
 makes it (`harness corpus spell`) from Ultra-FineWeb and DocMath-Eval, or with `--synthetic` from the

@@ -1,4 +1,4 @@
-"""SPELL's training corpus (spell.md §2.2), built stage by stage; `build()` runs them and writes the dataset.
+"""SPELL's training corpus (its paper's App. C.1), built in stages; `build()` runs them, writes the dataset.
 
 Web documents (Ultra-FineWeb) -> `quality_filter` (quality score and length) -> `deduplicate` (MinHash-LSH
 near-duplicates inside the corpus) -> `decontaminate` (MinHash-LSH near-duplicates of evaluation

