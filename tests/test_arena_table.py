@@ -1,5 +1,5 @@
-"""Reasoning Arena's Tables 1 and 2 against their own arithmetic (reasoning_arena.md §1.10, §2, §3, §4.3
-"Accounting"): the effective-call column, the derived speed-ups, calls per step and the averages."""
+"""Reasoning Arena's Tables 1 and 2 against their own arithmetic (the
+paper's §5): the effective-call column, the derived speed-ups, calls per step and the averages."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Absolute Zero's Table 1 as shipped (results/paper/absolute_zero.csv) against its own arithmetic
-(absolute_zero.md §3.5, §5.1, §7.3 "Aggregates")."""
+(AZR paper, §5.1)."""
 
 from __future__ import annotations
 

@@ -21,9 +21,9 @@ QWEN_7B, LLAMA_8B = "DeepSeek-R1-Distill-Qwen-7B", "DeepSeek-R1-Distill-Llama-8B
 QWEN3_4B = "Qwen3-4B-Thinking"
 BENCHMARKS = ("aime24", "aime25", "amc23", "minerva", "olympiadbench", "gpqa_main")
 
-# spae.md §3, Table 3 (R1-Distill-Qwen-7B variants, AIME24+25 @16): the Acc column
+# SPAE paper, Table 3 (R1-Distill-Qwen-7B variants, AIME24+25 @16): the Acc column
 TABLE_3_ACC = {"Base": 46.04, "DAST": 46.46, "LC-R1": 41.98, "DAPO": 48.86, "RF-B": 48.65, "SPAE": 51.05}
-# spae.md §3, "Claims and checks": average length reductions of SPAE vs Base, in percent
+# SPAE paper, §4.2: average length reductions of SPAE vs Base, in percent
 LENGTH_REDUCTION = {QWEN_7B: 24.4, LLAMA_8B: 17.1, QWEN3_4B: 33.5}
 
 
@@ -51,7 +51,7 @@ def test_average_length_reduction_vs_base(table_1, model):
 
 
 def test_table_5_standard_length_is_the_base_aime_mean(table_1):
-    """spae.md §3, Table 5: standard decoding's Len@16, 13,765, is the mean of Table 1's Base AIME24/25
+    """SPAE paper, Table 5: standard decoding's Len@16, 13,765, is the mean of Table 1's Base AIME24/25
     lengths."""
     lengths = [table_1[QWEN_7B, "Base", b, "len@16"] for b in ("aime24", "aime25")]
     assert round(mean(lengths) + 1e-9) == 13765  # 13,764.5, rounded half up

@@ -1,4 +1,4 @@
-"""The Reasoning Arena judge (reasoning_arena.md §1.4, §4.2 item 2) against a real `vllm serve` of
+"""The Reasoning Arena judge (Reasoning Arena paper, §4 and App. D) against a real `vllm serve` of
 SmolLM2-135M-Instruct: every verdict is whitelisted or None and the counters add up. The small model often
 fails to box a verdict, which runs the retry and parse-failure path for real: counted, never defaulted."""
 

@@ -1,4 +1,4 @@
-"""SPAE benchmark: what the probes cost (spae.md §4.2 items 2 and 7), in one process.
+"""SPAE benchmark: what the probes cost (docs/methods/spae.md), in one process.
 
 Part 1, training (`--steps` > 0): the same model, prompts, seed and settings through `harness train spae`
 with the SPAE advantage and its probes at every m-th boundary (`probe_every_m` for each `--every`), and

@@ -1,4 +1,4 @@
-"""UloRL benchmark: segment rollout against whole rollouts, in one process (ulorl.md §1.2, Table 1).
+"""UloRL benchmark: segment rollout against whole rollouts, in one process (UloRL's Algorithm 1, Table 1).
 
 The same model, prompts and training settings through `harness train ulorl` twice: with the output budget
 L decoded in S segments, one per optimizer step (`options.segments: S`), and whole (`segments: 1`, TOIS:

@@ -1,4 +1,4 @@
-"""CISPO as Reasoning Arena trains with it (reasoning_arena.md §1.1, §4.1, §4.3 last item), on TRL's own
+"""CISPO as Reasoning Arena trains with it (Reasoning Arena paper, §3, Eqs. 1-2), on TRL's own
 loss and a tiny random causal LM: `loss_type="cispo"` with `epsilon_high=3.0` is sg(clip(ratio, max=3)) *
 A * log pi, normalised by the batch's token count.
 

@@ -1,4 +1,4 @@
-"""`harness train arena` from the command line (reasoning_arena.md §1, §4.2): both configs resolved, bad
+"""`harness train arena` from the command line (docs/methods/arena.md): both configs resolved, bad
 options refused before anything loads, and a real step of the shipped CPU config on the tiny random model,
 the policy judging itself. The random model hardly ever answers a sum, so most groups are all incorrect and
 go to the live tournament: 18 calls each at N = 8."""

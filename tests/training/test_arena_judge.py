@@ -1,4 +1,4 @@
-"""The Reasoning Arena judge (reasoning_arena.md §1.4, §1.9, §4.2 item 2) with scripted replies: boxed
+"""The Reasoning Arena judge (Reasoning Arena paper, §4 and App. D) with scripted replies: boxed
 parsing, order randomisation and remapping, one retry, the cache, truncation, pointwise scores, counters;
 ServedJudge against the scripted OpenAI-compatible server, PolicyJudge with a stub engine. The real judge
 model is in tests/engines/test_arena_judge_served.py."""

@@ -1,5 +1,5 @@
 """A full Reasoning Arena-Live step through the real trainer, with scripted policy outputs and a
-deterministic judge (reasoning_arena.md §1.2-1.8), checked against a hand computation; then real
+deterministic judge (Reasoning Arena paper, §3-4), checked against a hand computation; then real
 optimizer steps and an exact resume.
 
 Three problems, N = 5 samples each, verified by the harness's integer scorer (the last number):

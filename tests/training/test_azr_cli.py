@@ -1,4 +1,4 @@
-"""`harness train azr` from the command line (absolute_zero.md §1, §7.3 "Tiny-model smoke test"): the CPU
+"""`harness train azr` from the command line (docs/methods/azr.md): the CPU
 config resolved, bad options refused before anything loads, and a real step on the tiny random model with
 the shipped CPU config: its per-slice metrics, samples, checkpoint and method state. A random model never
 writes a valid proposal, so every proposer reward is -1, the solvers answer the zero triplet filled up

@@ -1,5 +1,5 @@
-"""AZR's executor (trainers/methods/azr/executor.py; absolute_zero.md §1.5, §2, §7.3 "Executor" and
-"Answer checking"): the forbidden list on the AST, validation in separate sandboxes, the None policy,
+"""AZR's executor (trainers/methods/azr/executor.py; AZR paper, §3.3.3 and
+Fig. 8): the forbidden list on the AST, validation in separate sandboxes, the None policy,
 hostile proposals, the three answer checks, batches and the answer cache.
 
 Tests that run code need the bubblewrap sandbox (they are skipped without it: hostile programs must not

@@ -1,4 +1,4 @@
-"""Absolute Zero's prompts and parsing (absolute_zero.md §4, §7.3 "Parsing" and "Format regex")."""
+"""Absolute Zero's prompts and parsing (AZR paper, Figs. 33-39)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Absolute Zero's pure parts (absolute_zero.md §7.3 Rewards, TRR++, Buffers; §6 items 1, 2, 4, 5):
+"""Absolute Zero's pure parts (AZR paper, Eqs. 4-6 and 8, §3.3, App. C):
 rewards, TRR++ advantages, task buffers and the run's measurements, on hand-made inputs with exact
 expected values."""
 
@@ -76,7 +76,7 @@ def test_learnability_strictly_decreasing_inside_and_rejects_bad_counts():
 
 def test_proposer_reward_paper_rule():
     """The default reads Eq. 6 with Eq. 4 and the paper's own definition of a proposer's format (only
-    valid triplets that pass the filters are correctly formatted, absolute_zero.md §1.3): -1 malformed,
+    valid triplets that pass the filters are correctly formatted, AZR paper, §3.1): -1 malformed,
     unparsable, or parsed but invalid; else the learnability, 0 when every or no rollout solves it."""
     assert proposer_reward(1, format_ok=False) == -1.0
     assert proposer_reward(None, parsed=False) == -1.0

@@ -1,5 +1,5 @@
-"""Full Absolute Zero steps through the real trainer, with scripted policy outputs (absolute_zero.md §1,
-§7.3): every proposal is validated and every answer checked in the real sandbox; the rewards, TRR++
+"""Full Absolute Zero steps through the real trainer, with scripted policy outputs (AZR paper,
+Algorithm 1): every proposal is validated and every answer checked in the real sandbox; the rewards, TRR++
 advantages, buffers and batch composition are checked against a hand computation, then real optimizer
 steps are taken and a resumed run is compared with an uninterrupted one.
 
@@ -557,7 +557,7 @@ def test_an_over_long_proposer_prompt_is_drawn_again_with_fewer_references():
 
 
 def test_a_lagged_solver_batch_holds_no_task_of_this_step(plain_model, tmp_path):
-    """`solver_lag: 1` is the code's order (absolute_zero.md §1.4): the solver's data loader is built at the
+    """`solver_lag: 1` is the released code's order: the solver's data loader is built at the
     start of the step, from the buffers as they were then, so step t's proposals are first solved at t+1.
     At step 1 the buffers hold only the zero triplet: the solvers get it for deduction and abduction, and
     nothing for induction (D_ind was empty)."""

@@ -95,7 +95,7 @@ SPELL_SIGMA = 0.5 / 3
 
 
 def spell_gaussian(mean: float) -> float:
-    """SPELL's questioner reward mapping (spell.md §1.7): 0 unless 0 < mean < 1."""
+    """SPELL's questioner reward mapping (SPELL paper, Eq. 7): 0 unless 0 < mean < 1."""
     return math.exp(-((mean - 0.5) ** 2) / (2 * SPELL_SIGMA**2)) if 0 < mean < 1 else 0.0
 
 
@@ -273,7 +273,7 @@ def test_sketch_spell_mixed_roles_and_group_sizes_get_per_role_advantages(plain_
 
 
 def learnability(solve_rate: float) -> float:
-    """AZR's proposer reward (absolute_zero.md §1.3): 1 - rate, 0 for a task never or always solved."""
+    """AZR's proposer reward (AZR paper, Eq. 4): 1 - rate, 0 for a task never or always solved."""
     return 1.0 - solve_rate if 0 < solve_rate < 1 else 0.0
 
 
@@ -432,7 +432,7 @@ def judge_prefers(a: Sequence[int], b: Sequence[int]) -> float:
     """Stand-in for the pairwise judge: a's soft outcome against b (1 win, 0.5 tie, 0 loss).
 
     Deterministic: the trace with the smaller token-id sum wins. The real judge is a harness judge
-    scorer asked "which response is better" with the gold answer (reasoning_arena.md §1.4).
+    scorer asked "which response is better" with the gold answer (Reasoning Arena paper, §4).
     """
     return 0.5 if sum(a) == sum(b) else float(sum(a) < sum(b))
 
@@ -570,8 +570,9 @@ def test_sketch_reasoning_arena_routes_zero_variance_groups_and_resumes_its_anch
 class UloRLSketch(Method):
     """Each step decodes one segment (`segment` tokens) of every carried-over sample and of G samples per new
     row; a sample reaching EOS or `max_tokens` is finished, the rest wait in the unfinished pool. A group is
-    released to training once all its samples finished (ulorl.md §1.2 gap a); truncated samples get reward
-    0 (§1.6). The loss mask is DMMPT's (§1.4), from the current policy's probabilities and entropies.
+    released to training once all its samples finished (our choice, docs/methods/ulorl.md); truncated
+    samples get reward 0. The loss mask is DMMPT's (UloRL paper, Eq. 10), from the current policy's
+    probabilities and entropies.
     """
 
     name = "ulorl-sketch"
@@ -628,7 +629,7 @@ class UloRLSketch(Method):
         return group_zscore(rewards, [r.group for r in rollouts]).values
 
     def advantage_weights(self, batch: Batch) -> Tensor:
-        """DMMPT multiplies the advantages: masked tokens stay in the normaliser (ulorl.md §1.4)."""
+        """DMMPT multiplies the advantages: masked tokens stay in the normaliser (UloRL paper, Eq. 10)."""
         logps, entropies = batch.policy_logps_and_entropies()
         self.mask = dmmpt_mask(logps.exp(), entropies, batch.completion_mask, batch.rewards)
         return self.mask
@@ -717,7 +718,7 @@ class SpaeSketch(Method):
 
     Every `step_tokens` tokens is a step boundary; a probe samples one token after prompt + prefix +
     trigger, and its probability stands in for the step potential Phi_k (the real probe's Acc and Conf
-    come from teacher-forced passes over the gold answer, spae.md §1.2). Token j of step k gets
+    come from teacher-forced passes over the gold answer, SPAE paper, Eq. 7). Token j of step k gets
     (r - group mean) + xi * (Phi_k - Phi_{k-1}), whitened over every real token of the batch (Eq. 17).
     The loss mask keeps the tokens whose current-policy probability is below the batch median.
     """

@@ -1,5 +1,5 @@
-"""SPAE's advantage builder and step potential (spae.md §1.3, §1.6, §4.3 "Phi algebra" and "Advantage
-builder"), checked against values computed here by hand."""
+"""SPAE's advantage builder and step potential (SPAE paper, Eq. 8
+and Eqs. 11-17), checked against values computed here by hand."""
 
 from __future__ import annotations
 

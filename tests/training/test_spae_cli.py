@@ -1,4 +1,4 @@
-"""`harness train spae` from the command line (spae.md §1.7, §4.2): both configs resolved, the baselines as
+"""`harness train spae` from the command line (docs/methods/spae.md): both configs resolved, the baselines as
 options, bad settings refused before anything loads, and real steps of the shipped CPU config on the tiny
 random model with real probes, logged per step and resumed exactly from a checkpoint."""
 

@@ -1,4 +1,4 @@
-"""SPAE's probe (spae.md §1.2-1.4, §4.3 "Confidence" and "Correctness") on copies of the tiny model whose
+"""SPAE's probe (SPAE paper, §3.1-3.2, Eqs. 4-9) on copies of the tiny model whose
 next-token distribution is known, seeded sampled Conf against a cache-free recomputation, and the
 training-time probe module (trainers/methods/spae/probes.py) against the prober called by hand.
 

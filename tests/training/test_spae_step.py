@@ -1,5 +1,5 @@
-"""One SPAE step through the real trainer with scripted samples and hand-set potentials (spae.md §1.6,
-§4.2), checked against a hand computation: dynamic sampling drops a uniform group and refills it, the
+"""One SPAE step through the real trainer with scripted samples and hand-set potentials (SPAE paper,
+§3.3), checked against a hand computation: dynamic sampling drops a uniform group and refills it, the
 probes' potentials become per-token advantages (Eq. 11-17), and those reach TRL's loss on the right tokens
 with the right normaliser; then the step's metrics (§4.2 item 5).
 

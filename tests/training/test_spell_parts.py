@@ -1,4 +1,4 @@
-"""SPELL's pure parts (spell.md §6.2): rewards, votes, parsing, history memory, prompts, dynamic
+"""SPELL's pure parts (docs/methods/spell.md): rewards, votes, parsing, history memory, prompts, dynamic
 sampling, and the harness pieces SPELL uses as its rules (CEM, numeric match, letter extraction,
 middle truncation, pass@k, Table 1's averages). Hand-made inputs, exact expected values."""
 
@@ -287,7 +287,7 @@ def test_pass_at_k_known_values():
     assert pass_at_k(8, 2, 4) == pytest.approx(1 - 15 / 70)
     assert round(pass_at_k(8, 2, 4), 4) == 0.7857
     assert pass_at_k(8, 1, 8) == 1.0
-    expected = {  # spell.md §3.4
+    expected = {  # SPELL paper, Eq. 11
         1: [0.125, 0.25, 0.5, 1.0],
         2: [0.25, 0.4643, 0.7857, 1.0],
         4: [0.5, 0.7857, 0.9857, 1.0],

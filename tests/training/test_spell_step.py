@@ -1,5 +1,5 @@
-"""One full SPELL step through the real trainer, with scripted policy outputs (spell.md §6.2, "Tests with
-a tiny random causal LM plus a mocked generator"): the roles, groups, rewards, advantages and batch
+"""One full SPELL step through the real trainer, with scripted policy outputs (SPELL paper,
+Algorithm 1): the roles, groups, rewards, advantages and batch
 composition are checked against a hand computation, then a real optimizer step is taken.
 
 The script (N = 2 kept questions, G = 4 answers, V = 4 judgments, 5 questions per round):

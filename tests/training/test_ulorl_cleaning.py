@@ -1,5 +1,6 @@
-"""UloRL's data cleaning (ulorl.md §1.6): each rule on hand-made rows, the pipeline's report, malformed
-input, `harness corpus ulorl` end to end, and the pass-rate filter through a real `harness eval`."""
+"""UloRL's data cleaning (docs/methods/ulorl.md#data-cleaning): each rule on hand-made rows, the pipeline's
+report, malformed input, `harness corpus ulorl` end to end, and the pass-rate filter through a real
+`harness eval`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`harness train ulorl` from the command line (ulorl.md §1, §4.2): both configs resolved, bad settings
+"""`harness train ulorl` from the command line (docs/methods/ulorl.md): both configs resolved, bad settings
 refused before anything loads, and real steps of the shipped CPU config on the tiny random model, whose
 samples span two steps, resumed exactly from a checkpoint taken while samples were still decoding."""
 

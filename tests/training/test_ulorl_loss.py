@@ -1,5 +1,5 @@
-"""UloRL's loss on TRL's own `_compute_loss` (ulorl.md §1.3-1.4, §4.3 "POIS vs SAIS", "DMMPT mask",
-"Entropy sign", "DAPO token loss"), with the tiny random causal LM and hand-made batches.
+"""UloRL's loss on TRL's own `_compute_loss` (UloRL paper, Eqs. 8-10): POIS vs SAIS,
+the DMMPT mask and its entropy sign, DAPO's token loss, with the tiny random causal LM and hand-made batches.
 
 `loss_type="dapo"` in eval mode: the loss is sum_t per-token loss / `num_items_in_batch` with no
 accumulation factor. The hand gradients come from a forward pass of our own: at ratio 1 the dapo

@@ -1,4 +1,4 @@
-"""UloRL's segment rollout (ulorl.md §1.2, §4.3 "Segment schedule" and "Segment ≡ full rollout").
+"""UloRL's segment rollout (UloRL paper, Algorithm 1): its schedule, and segments ≡ one full rollout.
 
 `decode_segment` decodes one segment per optimizer step and the next step resumes from prompt + prefix.
 With weights that do not change, S segments of L/S tokens concatenate to one decode of L tokens, token for

@@ -1,7 +1,7 @@
 """UloRL's segment rollout through the real trainer over six steps, with scripted policy outputs, checked
-against a hand computation (ulorl.md §1.2, §1.5-1.6): the pool, each segment's policy version, the
-termination rules, the rewards, and which groups train at each step; then real optimizer steps on the
-tiny model and an exact resume.
+against a hand computation (UloRL paper, Algorithm 1 and its reward): the pool, each segment's policy
+version, the termination rules, the rewards, and which groups train at each step; then real optimizer
+steps on the tiny model and an exact resume.
 
 G = 2 samples per prompt, L = 24 completion tokens in S = 3 segments of 8, 2 groups in flight, 1 group
 trained per step, problems admitted in the dataset's order. Each scripted sample is `length` tokens:

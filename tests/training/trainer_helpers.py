@@ -57,7 +57,7 @@ def scripted_trainer(method, model: Path, out: Path, rows: list[dict], engine: t
 
 
 def segment_index(segment_lengths: Sequence[Sequence[int]], width: int) -> torch.Tensor:
-    """(N, T) long: the segment that decoded each token (UloRL's f(t), ulorl.md §1.3); -1 on padding."""
+    """(N, T) long: the segment that decoded each token (UloRL's f(t), its paper's Eq. 8); -1 on padding."""
     index = torch.full((len(segment_lengths), width), -1, dtype=torch.long)
     for row, lengths in enumerate(segment_lengths):
         ids = torch.repeat_interleave(torch.arange(len(lengths)), torch.as_tensor(lengths, dtype=torch.long))
