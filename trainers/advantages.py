@@ -57,7 +57,7 @@ def whiten_by_key(
 
     `lengths=None` weighs every sequence once, as both papers do. Completion lengths instead weigh each
     sequence by its token count, with Bessel's correction over tokens: verl's `masked_whiten` of the
-    reward broadcast over the response mask, which AZR's code runs (the fidelity option of §1.7).
+    reward broadcast over the response mask, which AZR's released code runs (a fidelity option).
     verl puts its eps inside the square root, rsqrt(var + 1e-8); with eps=1e-8 here the two agree to
     about 1e-8 relative whenever the std is not tiny.
     """

@@ -25,7 +25,7 @@ class BTFit:
 
 
 def bt_objective(beta: np.ndarray, matches: Sequence[Match], l2: float = 0.5) -> tuple[float, np.ndarray]:
-    """Eq. 10 on `matches` as given, and its gradient (§1.7):
+    """Eq. 10 on `matches` as given, and its gradient:
     -sum [o log σ(β_i - β_j) + (1 - o) log σ(β_j - β_i)] + l2 ||β||².
 
     l2 is the coefficient of ||β||²: the default 0.5 is the paper's ½||β||². The caller mirrors (`mirror`);
@@ -43,7 +43,7 @@ def bt_objective(beta: np.ndarray, matches: Sequence[Match], l2: float = 0.5) ->
 
 
 def fit_bt(matches: Sequence[Match], n: int, l2: float = 0.5, mirrored: bool = True) -> BTFit:
-    """Minimise Eq. 10 over n traces by L-BFGS-B from β = 0, scipy's default tolerances, no bounds (§1.7).
+    """Minimise Eq. 10 over n traces by L-BFGS-B from β = 0, scipy's default tolerances, no bounds.
 
     `mirrored` fits on `mirror(matches)` as the paper does; False fits on the matches as given, which halves
     the likelihood's weight against the ridge. A trace with no match keeps β = 0; no match at all returns
@@ -57,10 +57,10 @@ def fit_bt(matches: Sequence[Match], n: int, l2: float = 0.5, mirrored: bool = T
 
 
 def minmax(beta: Sequence[float]) -> tuple[list[float], bool]:
-    """R_j = (β - min β) / (max β - min β) in [0, 1] (§1.7 "Output"), and whether the group is degenerate.
+    """R_j = (β - min β) / (max β - min β) in [0, 1] (§4), and whether the group is degenerate.
 
     With max - min at most DEGENERATE_SPREAD (e.g. all ties) every R_j is 0.5 and the flag is True: the
-    group is "judge-uninformative" and yields zero advantage (§1.7 [gap], §1.8).
+    group is "judge-uninformative" and yields zero advantage (our choice).
     """
     values = np.asarray(beta, dtype=np.float64)
     low, high = float(values.min()), float(values.max())

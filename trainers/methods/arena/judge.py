@@ -70,7 +70,7 @@ SLACK_TOKENS = 128  # the chat template's wrapping, and re-tokenisation at a cut
 
 def last_boxed(text: str) -> str | None:
     """The stripped content of the last `\\boxed{...}` after the last `</think>`, nested braces included;
-    None when there is none or it never closes (§4.2 item 2)."""
+    None when there is none or it never closes."""
     text = text.rpartition("</think>")[2]
     start = text.rfind(BOXED)
     if start < 0:
@@ -84,7 +84,7 @@ def last_boxed(text: str) -> str | None:
 
 
 def parse_boxed(text: str, allowed: Collection[str]) -> str | None:
-    """The last boxed content as its whitelisted spelling, or None (§1.6: no verdict, never a default).
+    """The last boxed content as its whitelisted spelling, or None (no verdict, never a default).
 
     Letters match case-insensitively ("tie" is "Tie"); a plain decimal matches a whitelisted number of the
     same value ("1.0" is "1", ".5" and "0.50" are "0.5"); anything else, `\\text{A}` included, is None.
@@ -115,7 +115,7 @@ def _head_tail(budget: int, keep_tail: int) -> tuple[int, int]:
 
 def truncate_middle(ids: Sequence[int], budget: int, keep_tail: int) -> tuple[list[int], int]:
     """At most `budget` tokens: the head and the last `keep_tail` (the boxed answer survives), the middle cut
-    (§1.4 gap); returns the kept ids and how many were cut."""
+    (our choice); returns the kept ids and how many were cut."""
     if len(ids) <= budget:
         return list(ids), 0
     head, tail = _head_tail(budget, keep_tail)
@@ -138,7 +138,7 @@ def cut_text(
 
 
 def split_room(lengths: Sequence[int], room: int) -> list[int]:
-    """Each text's token budget: an equal share of `room` plus what shorter texts leave unused (§1.4);
+    """Each text's token budget: an equal share of `room` plus what shorter texts leave unused (our choice);
     a text that fits keeps its length."""
     budgets, left = [0] * len(lengths), room
     for k, i in enumerate(sorted(range(len(lengths)), key=lambda i: lengths[i])):
@@ -161,7 +161,7 @@ class JudgeGenerate(Protocol):
 
 class ServedJudge:
     """`JudgeGenerate` through a harness backend (openai server, vllm or hf engine), started on the first
-    call and kept until `close()` (§4.2 item 2). A dead server raises the backend's HarnessError."""
+    call and kept until `close()`. A dead server raises the backend's HarnessError."""
 
     def __init__(self, engine: EngineConfig, max_tokens: int):
         check_engine(engine)
@@ -252,7 +252,7 @@ SWAP = {"A": "B", "B": "A", "Tie": "Tie"}
 
 
 class ArenaJudge:
-    """Pairwise and pointwise verdicts: order randomisation, retry, cache, counters (§1.4, §4.2 item 2).
+    """Pairwise and pointwise verdicts: order randomisation, retry, cache, counters (§4, App. D).
 
     Every pair's presentation order is drawn from `rng` (seeded by `seed`) before the cache is looked up, so
     the order stream does not depend on the cache's contents. The cache is keyed by the prompt as presented
@@ -386,7 +386,7 @@ class ArenaJudge:
         return verdicts
 
     def _prompt(self, kind: _Kind, ask: PairAsk | PointAsk, **responses: str) -> str:
-        """The filled template, each response cut in the middle to its share of the room left (§1.4)."""
+        """The filled template, each response cut in the middle to its share of the room left."""
         fixed = {"problem": ask.problem, "reference": ask.reference}
         base = len(self._encode(fill(kind.template, **fixed, **dict.fromkeys(responses, ""))))
         room = self.room - base

@@ -2,12 +2,12 @@
 separate re-scored by an LLM judge. One step:
 
 1. rollout: G samples of each prompt, scored by the harness verifier (`ScorerReward`, binary);
-   with `refill` (the RLVR baseline's dynamic sampling, §4.2 item 4) groups with no reward variance
+   with `refill` (the RLVR baseline's dynamic sampling) groups with no reward variance
    are discarded and more prompts drawn until the step has its prompts' worth of diverse groups;
-2. routing (§1.2-1.3): a group whose verifier rewards have no variance (all correct, all wrong) goes
+2. routing (Eqs. 3-5): a group whose verifier rewards have no variance (all correct, all wrong) goes
    to the judge (`route: zero_variance`); `route: all` judges every group (RLAIF, ArenaRL), `none`
    none (RLVR);
-3. the judge's rewards (§1.4-1.7): the live tournament against the best / worst / median anchors of
+3. the judge's rewards (Eqs. 7-10): the live tournament against the best / worst / median anchors of
    the group's leaderboard, replayed in arrival order (the deferred mode), then a Bradley-Terry fit
    min-max scaled (Arena-Live); the round robin's win-rates (Reasoning Arena, ArenaRL); or pointwise
    rubric scores (Adaptive Pointwise, RLAIF). The main process judges and broadcasts;
@@ -298,7 +298,7 @@ class ArenaMethod(Method):
         return groups
 
     def _judge_on_main(self, routed: list[Group]) -> None:
-        """Judge the routed groups on the main process and broadcast what it found (§4.2 item 1)."""
+        """Judge the routed groups on the main process and broadcast what it found."""
         from accelerate import PartialState
         from accelerate.utils import broadcast_object_list
 
@@ -347,7 +347,7 @@ class ArenaMethod(Method):
                 g.judged = tournament.win_rates(g.matches, n)
 
     def _round_robin(self, routed: list[Group]) -> None:
-        """Every pair of every routed group, asked in one batch (§1.5)."""
+        """Every pair of every routed group, asked in one batch (Eq. 8)."""
         pairs = [(g, i, j) for g in routed for i, j in tournament.round_robin_pairs(len(g.texts))]
         verdicts = self.judge.compare(
             [PairAsk(g.problem, g.reference, g.texts[i], g.texts[j]) for g, i, j in pairs]

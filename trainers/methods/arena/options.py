@@ -19,7 +19,7 @@ NORMALISERS = ("group", "batch")
 
 @dataclass(frozen=True)
 class ArenaOptions(MethodOptions):
-    """Reasoning Arena's own settings (`options:` in the config); defaults are Arena-Live's (§1.11)."""
+    """Reasoning Arena's own settings (`options:` in the config); defaults are Arena-Live's (App. B)."""
 
     method: ClassVar[str] = "Reasoning Arena"
     choices: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -31,22 +31,22 @@ class ArenaOptions(MethodOptions):
         "normalise": NORMALISERS,
     }
 
-    route: str = setting("zero_variance", "which groups the judge re-scores (§1.3)")
-    tournament: str = setting("live", "live (§1.6), round_robin (§1.5), pointwise (§1.9)")
-    rating: str = setting("auto", "auto: bt for live (§1.7), winrate for round robin (Eq. 8)")
-    gamma: float = setting(1.0, "soft margin, Eq. 7 (§1.4 gap)", exclusive_minimum=0.5, maximum=1.0)
-    anchors: int = setting(3, "best, worst, median (§1.6)", minimum=1, maximum=3)
-    arrival: str = setting("length", "the live schedule's arrival order (§1.6 gap): shortest first")
-    ties: str = setting("wins", "leaderboard ties: (win-rate, wins, arrival) or (win-rate, arrival) (§1.6)")
+    route: str = setting("zero_variance", "which groups the judge re-scores (Eq. 5)")
+    tournament: str = setting("live", "live (§4), round_robin (Eq. 8), pointwise (§5)")
+    rating: str = setting("auto", "auto: bt for live (Eqs. 9-10), winrate for round robin (Eq. 8)")
+    gamma: float = setting(1.0, "soft margin, Eq. 7 (not stated)", exclusive_minimum=0.5, maximum=1.0)
+    anchors: int = setting(3, "best, worst, median (§4)", minimum=1, maximum=3)
+    arrival: str = setting("length", "the live schedule's arrival order (our choice): shortest first")
+    ties: str = setting("wins", "leaderboard ties: (win-rate, wins, arrival) or (win-rate, arrival)")
     l2: float = setting(0.5, "the coefficient of ||beta||^2 in Eq. 10", minimum=0)
-    eps: float = setting(1e-06, "Eq. 2's epsilon (§1.1 gap)", exclusive_minimum=0)
+    eps: float = setting(1e-06, "Eq. 2's epsilon (not stated)", exclusive_minimum=0)
     normalise: str = setting("group", "Eq. 1's 1/sum_i |y_i| per group; \"batch\": TRL's global token mean")
     refill: bool = setting(False, "discard groups with no verifier variance and generate more (RLVR, DAPO)")
     max_refill_rounds: int = setting(
         4, "with refill: sampling rounds to replace the groups dropped", minimum=1
     )
     judge_max_tokens: int = setting(4096, "the judge's reply budget", minimum=1)
-    judge_context: int = setting(32768, "the judge's window: responses are cut to fit (§1.4)", minimum=64)
+    judge_context: int = setting(32768, "the judge's window: responses are cut to fit", minimum=64)
     keep_tail_tokens: int = setting(2048, "a cut response keeps its last tokens (the answer)", minimum=0)
     judge_temperature: float = setting(0.0, "a served judge's sampling temperature", minimum=0)
     retry_temperature: float = setting(1.0, "an unparsable verdict is asked again once, sampled", minimum=0)

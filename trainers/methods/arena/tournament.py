@@ -15,7 +15,7 @@ from typing import NamedTuple
 VERDICTS = ("A", "B", "Tie")
 ARRIVALS = ("length", "random", "index")
 TIE_RULES = ("wins", "arrival")
-MAX_ANCHORS = 3  # best, worst, median (§1.6)
+MAX_ANCHORS = 3  # best, worst, median (§4)
 
 
 class Match(NamedTuple):
@@ -27,10 +27,10 @@ class Match(NamedTuple):
 
 
 def route(rewards: Sequence[float], atol: float = 1e-8) -> str | None:
-    """None for a reward-diverse group, else "all_correct" or "all_incorrect" (§1.2 Eq. 3-4, §1.3).
+    """None for a reward-diverse group, else "all_correct" or "all_incorrect" (Eqs. 3-5).
 
     A group is non-diverse when its population std is at most `atol`, so float rewards with rounding-level
-    spread route too (§4.3); a single trace has no spread. The kind is "all_correct" when the mean is at
+    spread route too; a single trace has no spread. The kind is "all_correct" when the mean is at
     least 0.5 (binary rewards are all 1 or all 0).
     """
     if not rewards:
@@ -43,7 +43,7 @@ def route(rewards: Sequence[float], atol: float = 1e-8) -> str | None:
 
 
 def soft_outcome(verdict: str, gamma: float) -> float:
-    """Eq. 7: the first trace's outcome, gamma for "A", 1/2 for "Tie", 1 - gamma for "B" (§1.4).
+    """Eq. 7: the first trace's outcome, gamma for "A", 1/2 for "Tie", 1 - gamma for "B".
 
     gamma is the soft margin, in (1/2, 1].
     """
@@ -56,20 +56,20 @@ def soft_outcome(verdict: str, gamma: float) -> float:
 
 
 def mirror(matches: Sequence[Match]) -> list[Match]:
-    """Each match followed by its mirror (j, i, 1 - o): the symmetrised set M~ (§1.4 step 2, §1.7)."""
+    """Each match followed by its mirror (j, i, 1 - o): the symmetrised set M~ (§4)."""
     return [m for i, j, o in matches for m in (Match(i, j, o), Match(j, i, 1.0 - o))]
 
 
 def round_robin_pairs(n: int) -> list[tuple[int, int]]:
-    """Every pair (i, j), i < j, in lexicographic order: the C(n, 2) calls of round robin (§1.5)."""
+    """Every pair (i, j), i < j, in lexicographic order: the C(n, 2) calls of round robin (Eq. 8)."""
     return list(combinations(range(n), 2))
 
 
 def win_rates(matches: Sequence[Match], n: int) -> list[float | None]:
-    """Each trace's mean outcome over the matches it played, mirrored ones included (§1.6 leaderboard).
+    """Each trace's mean outcome over the matches it played, mirrored ones included (§4's leaderboard).
 
     Trace i scores o and trace j scores 1 - o for a match (i, j, o); None for a trace with no match. With
-    every pair of a complete graph observed once this is Eq. 8's (1/(N-1)) sum_j o_ij (§1.5).
+    every pair of a complete graph observed once this is Eq. 8's (1/(N-1)) sum_j o_ij.
     """
     scores: list[list[float]] = [[] for _ in range(n)]
     for i, j, o in matches:
@@ -79,7 +79,7 @@ def win_rates(matches: Sequence[Match], n: int) -> list[float | None]:
 
 
 def arrival_order(lengths: Sequence[int], mode: str, rng: random.Random) -> list[int]:
-    """The simulated order in which a group's traces finish (§1.6 [gap] "Arrival order").
+    """The simulated order in which a group's traces finish (our choice; the paper's are asynchronous).
 
     "length": shortest completion first, index breaking ties (mimics asynchronous arrival; the default);
     "random": a shuffle by `rng`; "index": 0..n-1.
@@ -102,7 +102,7 @@ def _check_anchors(anchors: int) -> None:
 
 
 class LiveTournament:
-    """Reasoning Arena-Live's schedule for one group, replayed after the group completes (§1.6 "deferred").
+    """Reasoning Arena-Live's schedule for one group, replayed after the group completes (our deferred mode).
 
     Traces arrive in `order`; each new trace plays the current best, worst and median of the leaderboard of
     the traces already arrived, deduplicated, so the n-th arrival plays min(n-1, anchors) of them and the
@@ -172,7 +172,7 @@ class LiveTournament:
         """Take the new trace's outcomes for `next_pairs()`, in order; then it has arrived.
 
         None means the judge gave no verdict even after its retry: the call counts, no match is recorded
-        (§1.6 "Unparseable judge output").
+        (our choice for unparseable judge output).
         """
         if self.finished:
             raise ValueError("every trace has already arrived")

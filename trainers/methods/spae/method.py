@@ -3,12 +3,12 @@
 One step:
 
 1. rollout: G samples of each of TRL's prompts with the run's decoding settings, scored by the harness
-   scorer (`math`, or `math+judge` for the paper's verifier fallback on rejected answers, §2);
-2. dynamic sampling with refill (DAPO, §1.1 and §4.2 item 1): groups whose rewards are all equal are
+   scorer (`math`, or `math+judge` for the paper's verifier fallback on rejected answers, App. D.4);
+2. dynamic sampling with refill (DAPO, §4.1): groups whose rewards are all equal are
    dropped (returned untrainable, so their rewards are still logged), and new prompts, drawn from the
    method's own seeded order, are sampled in their place for up to `max_refill_rounds` rounds; groups
    beyond the batch are returned untrainable too;
-3. probes (§1.2-1.3, after the filter as the paper's pipeline figure shows): every m-th step boundary of
+3. probes (§3.1-3.2, after the filter as the paper's pipeline figure shows): every m-th step boundary of
    every kept sample is probed on the current policy (`probes.py`), giving Phi per step;
 4. advantages: `spae` (Eq. 11-17, `advantage.py`); the paper's baselines `rfb` (group mean subtracted,
    then every token of the batch standardised: SPAE with alpha = xi = 0) and `dapo` (GRPO's group

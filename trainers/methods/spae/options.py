@@ -13,12 +13,12 @@ from trainers.method import MethodOptions
 
 ADVANTAGES = ("spae", "rfb", "dapo")
 PENALTY_FORMS = ("exp", "slow_fast")  # Eq. 13 as the third-party reading gives it; the prose's shape
-SHAPING_MEANS = ("steps", "tokens")  # E_B in Eq. 15 over steps, or over tokens (§1.6 gap)
+SHAPING_MEANS = ("steps", "tokens")  # E_B in Eq. 15 over steps, or over tokens (not given in §3.3)
 
 
 @dataclass(frozen=True)
 class SpaeOptions(MethodOptions):
-    """SPAE's own settings (`options:` in the config); the defaults are the paper's (§1.6-1.7)."""
+    """SPAE's own settings (`options:` in the config); the defaults are the paper's (§3.3, App. D.3)."""
 
     method: ClassVar[str] = "SPAE"
     choices: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -27,24 +27,24 @@ class SpaeOptions(MethodOptions):
         "shaping_mean": SHAPING_MEANS,
     }
 
-    advantage: str = setting("spae", "spae (Eq. 11-17), or the baselines rfb and dapo (§1.7)")
+    advantage: str = setting("spae", "spae (Eq. 11-17), or the baselines rfb and dapo (§4.1)")
     alpha: float = setting(0.5, "the saturation penalty's depth (Eq. 13)", minimum=0, maximum=1)
     xi: float = setting(0.5, "the shaping strength (Eq. 11)", minimum=0)
     tau_sat: float = setting(0.9, "saturation: Phi > tau_sat (Eq. 9, 12)", minimum=-1, maximum=1)
     penalty: str = setting(
-        "exp", "f = 1 - alpha (1 - e^-C) (§1.6, the default); slow_fast: the prose's shape"
+        "exp", "f = 1 - alpha (1 - e^-C) (§3.3, the default); slow_fast: the prose's shape"
     )
     kappa: float = setting(2.0, "slow_fast's scale", exclusive_minimum=0)
-    shaping_mean: str = setting("steps", "E_B in Eq. 15 over steps, or tokens (§1.6 gap)")
-    penalty_on_positive_only: bool = setting(False, "§1.6's sign question, as an ablation")
+    shaping_mean: str = setting("steps", "E_B in Eq. 15 over steps, or tokens (not given)")
+    penalty_on_positive_only: bool = setting(False, "Eq. 13's sign question, as an ablation")
     probes: bool | None = setting(
         None, "default: on for spae; on for a baseline logs its Phi, check share, R2W"
     )
-    n_probe: int = setting(5, "N (§1.2)", minimum=1)
-    probe_max_tokens: int = setting(10, "each probe's continuations are at most this long (§1.2)", minimum=1)
+    n_probe: int = setting(5, "N (the authors' probe code)", minimum=1)
+    probe_max_tokens: int = setting(10, "each probe's continuations are at most this long (§3.1)", minimum=1)
     probe_every_m: int = setting(1, "probe every m-th boundary; the rest join the next step", minimum=1)
     probe_batch_size: int = setting(16, "probes per forward pass (transformers) or per vLLM call", minimum=1)
-    delimiter: str = setting(".\n\n", "the step delimiter (§1.1)")
+    delimiter: str = setting(".\n\n", "the step delimiter (§3.1)")
     entropy_mode: str = setting(
         "full", "full (transformers); topk=K <= 20 probes on the colocated vLLM engine"
     )

@@ -28,9 +28,9 @@ from harness.scoring.rules import accepted_answers
 
 @dataclass(frozen=True)
 class ProbeSettings:
-    n_probe: int = 5  # N continuations per probe (§1.2)
+    n_probe: int = 5  # N continuations per probe (§3.1)
     max_tokens: int = 10  # each at most this long
-    every_m: int = 1  # probe every m-th boundary (§4.2 item 2)
+    every_m: int = 1  # probe every m-th boundary (our option)
     batch_size: int = 16  # probes per forward pass (transformers) or per vLLM call
     delimiter: str = ".\n\n"
     probe_text: str = "**Final Answer**\n\\boxed{"

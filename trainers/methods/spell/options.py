@@ -27,13 +27,13 @@ class SpellOptions(MethodOptions):
         "vote": VOTES,
     }
 
-    documents_per_question: int = setting(5, "m, §1.4", minimum=1)
-    memory_size: int = setting(3, 'L, §1.4; 0: "w/o History Memory"', minimum=0)
-    verifier_samples: int = setting(8, 'judgments per answer (G), §1.6; 1: "w/o Majority Voting"', minimum=1)
-    questions_per_round: int = setting(480, "the code's generation batch, §1.3", minimum=1)
-    max_rounds: int = setting(10, "the code's cap on generation rounds, §1.3", minimum=1)
+    documents_per_question: int = setting(5, "m, §4.1", minimum=1)
+    memory_size: int = setting(3, 'L, §4.1; 0: "w/o History Memory"', minimum=0)
+    verifier_samples: int = setting(8, 'judgments per answer (G), Eq. 4; 1: "w/o Majority Voting"', minimum=1)
+    questions_per_round: int = setting(480, "the released code's generation batch", minimum=1)
+    max_rounds: int = setting(10, "the released code's cap on generation rounds", minimum=1)
     short_batch: str = setting("error", 'after max_rounds short of n groups: "error" (the code) or "train"')
-    max_input_tokens: int = setting(16384, "prompts cut in the middle to this, §3.2", minimum=2)
+    max_input_tokens: int = setting(16384, "prompts cut in the middle to this, App. C.2", minimum=2)
     questioner_max_tokens: int | None = setting(None, "default: max_completion_length", minimum=1)
     questioner_prefill: str = setting(
         "",
@@ -49,11 +49,9 @@ class SpellOptions(MethodOptions):
     questioner_reward: str = setting("gaussian", 'or Fig. 5\'s "azr" (1 - mean), "rzero" (1 - 2|mean - 0.5|)')
     sigma: float = setting(SIGMA, "Eq. 7; Table 3 tries 0.5/6 and 0.5/2", exclusive_minimum=0)
     format_penalty: float = setting(-1.0, 'Eq. 7; 0: "w/o Format Penalty"', maximum=0)
-    questioner_baseline: str = setting("batch", 'Eq. 9 as written; "task": per task, as the code (§1.9)')
-    memory_push: str = setting("paper", 'push when 0 < mean < 1; "code": 0.01 <= mean <= 1 (§1.4)')
-    vote: str = setting(
-        "strict", 'Eq. 4; "mode": the code\'s mode over YES/NO/invalid, invalid rewarded -1 (§1.6)'
-    )
+    questioner_baseline: str = setting("batch", 'Eq. 9 as written; "task": per task, as the released code')
+    memory_push: str = setting("paper", 'push when 0 < mean < 1; "code": 0.01 <= mean <= 1, as the code does')
+    vote: str = setting("strict", 'Eq. 4; "mode": the code\'s mode over YES/NO/invalid, invalid rewarded -1')
     grounding_filter: bool = setting(True, 'False: "w/o Grounding Filter"')
     verifier: bool = setting(True, 'False: "w/o Verifier", the rule alone rewards responders')
     verify_choice: bool = setting(
@@ -62,9 +60,9 @@ class SpellOptions(MethodOptions):
         "too, whose false YES raises a wrong letter's reward",
     )
     update_consistency: bool = setting(
-        True, "train the verifier only where its majority equals the rule (§1.8)"
+        True, "train the verifier only where its majority equals the rule (the released code)"
     )
-    negatives_per_task: bool = setting(True, "questioner negatives stratified by task (§1.8)")
+    negatives_per_task: bool = setting(True, "questioner negatives stratified by task (§4.3)")
     train_questioner: bool = setting(True, 'False: "w/o Update" of the questioner')
     train_verifier: bool = setting(True, 'False: "w/o Update" of the verifier')
     logged_questions: int = setting(8, "questions per step written to OUT/samples.jsonl", minimum=0)

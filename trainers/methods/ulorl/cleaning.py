@@ -45,8 +45,8 @@ CONVERSIONS = ("multiple_choice", "true_false", "short_answer")
 # MATH500 keeps all its non-matrix answers (the longest is 49 characters); OlympiadBench loses 14 of 675
 # (lists of tuples, families of functions)
 MAX_ANSWER_CHARS = 50
-PASS_RATE_N = 8  # Qwen3-30B-A3B answered each question 8 times (§1.6)
-PASS_RATE_TEMPERATURE = 0.85  # the rollout's (§1.7), with top-p 1.0 and no top-k
+PASS_RATE_N = 8  # Qwen3-30B-A3B answered each question 8 times
+PASS_RATE_TEMPERATURE = 0.85  # the rollout's (§4.1), with top-p 1.0 and no top-k
 EXAMPLES_PER_KIND = 5  # converted rows the report shows per conversion
 
 

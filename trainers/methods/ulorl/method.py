@@ -2,23 +2,23 @@
 
 One step:
 
-1. admission: new prompts join until `groups_in_flight` groups are in flight (§1.2 gap b: a steady
+1. admission: new prompts join until `groups_in_flight` groups are in flight (our choice: a steady
    number); each decodes G samples. Prompts come from the dataset in a per-epoch order drawn from
    seed + epoch (each process takes every P-th), so a resume admits what the run it continues would;
-2. segment rollout (§1.2, Algorithm 1): every new or unfinished sample decodes at most L/S tokens with
+2. segment rollout (Algorithm 1): every new or unfinished sample decodes at most L/S tokens with
    the current weights (`decode_segment`); EOS ends it, the global cap L truncates it, else it waits in
    the pool for the next step's policy;
-3. rewards (§1.5-1.6): a sample is scored when it ends, {0, 1} by the harness scorer (`math+judge` puts
+3. rewards: a sample is scored when it ends, {0, 1} by the harness scorer (`math+judge` puts
    an LLM equivalence judge behind the rule, standing in for the paper's unreleased verifier); a
    truncated sample gets 0 without scoring;
-4. group gating (§1.2 gap a): a group trains only once all its samples ended; with dynamic sampling a
+4. group gating (our choice): a group trains only once all its samples ended; with dynamic sampling a
    group whose rewards are all equal is dropped (returned untrainable, so its rewards are still logged);
    at most one step's worth of groups trains, the ones complete longest first, the rest wait;
 5. advantages: GRPO's group z-score (Eq. 4); the loss is TRL's (`loss_type: dapo`, token sum over the
-   batch's tokens), with the importance ratio of `importance_sampling` (§1.3): POIS (TRL's recompute:
+   batch's tokens), with the importance ratio of `importance_sampling` (Eq. 8): POIS (TRL's recompute:
    every old log-prob is the current weights', ratio 1), SAIS (each segment's sampling log-probs as old
    log-probs, standard clipping) or TOIS (one segment, ratio 1);
-6. DMMPT (§1.4, Eq. 10): tokens of reward-1 samples with probability >= tau are zeroed in the
+6. DMMPT (Eq. 10): tokens of reward-1 samples with probability >= tau are zeroed in the
    advantages while the mean entropy is below sigma; they stay in the normaliser.
 
 The pool (every sample's tokens, segment lengths, policy versions and sampling log-probs) and the
@@ -90,19 +90,19 @@ class UloRLMethod(Method):
         trl = config.trl
         if config.use_vllm and trl.get("vllm_importance_sampling_correction", True):
             raise HarnessError(
-                "UloRL's importance sampling is its own (§1.3): set trl: "
+                "UloRL's importance sampling is its own: set trl: "
                 "{vllm_importance_sampling_correction: false}, or vLLM's sampling log-probs of older "
                 "segments re-introduce a staleness correction"
             )
         accumulation = trl.get("gradient_accumulation_steps", 1)
         if trl.get("num_iterations", 1) != 1 or trl.get("steps_per_generation", accumulation) != accumulation:
             raise HarnessError(
-                "UloRL takes one optimizer step per rollout step (§1.7): leave trl.num_iterations at 1 and "
-                "trl.steps_per_generation at gradient_accumulation_steps"
+                "UloRL takes one optimizer step per rollout step (its paper, §4.1): leave trl.num_iterations "
+                "at 1 and trl.steps_per_generation at gradient_accumulation_steps"
             )
         if trl.get("mask_truncated_completions"):
             raise HarnessError(
-                "UloRL trains truncated samples with reward 0 (§1.6): drop mask_truncated_completions"
+                "UloRL trains truncated samples with reward 0: drop mask_truncated_completions"
             )
         if config.scale_rewards != "group":
             raise HarnessError(
@@ -176,7 +176,7 @@ class UloRLMethod(Method):
         return out
 
     def _score_ended(self, ended: list[tuple[str, int, Rollout]], engine: Engine) -> None:
-        """{0, 1} rewards of the samples that ended this step (§1.5); truncated ones get 0 unscored (§1.6)."""
+        """{0, 1} rewards of the samples that ended this step; truncated ones get 0 unscored."""
         texts = [engine.decode(s.completion_ids) for _, _, s in ended]
         scored = [i for i, (_, _, s) in enumerate(ended) if not s.truncated]
         values = dict.fromkeys(range(len(ended)), 0.0)
@@ -200,7 +200,7 @@ class UloRLMethod(Method):
                 dropped.append(self.pool.pop(g.key))
             elif len(released) < budget:
                 released.append(self.pool.pop(g.key))
-        for g in released:  # the versions each sample waited for its siblings (staleness, §1.2 gap a)
+        for g in released:  # the versions each sample waited for its siblings (staleness)
             for j, s in enumerate(g.samples):
                 g.samples[j] = replace(s, meta={**s.meta, "waited": version - g.finished_at[j]})
         return released, dropped
@@ -345,7 +345,7 @@ def _sampling_filters(config: TrainConfig) -> list[str]:
 
 
 def _segment_tokens(max_tokens: int, segments: int) -> int:
-    """L / S, the tokens one step decodes per sample (§1.2)."""
+    """L / S, the tokens one step decodes per sample (Algorithm 1)."""
     if max_tokens % segments:
         raise HarnessError(
             f"max_completion_length {max_tokens} is not a multiple of options.segments {segments}"

@@ -3,8 +3,8 @@ segment per optimizer step, carried across steps until every sample of the group
 
 A sample's segment ends by one of the three rules (`trainers.engine.decode_segment`): EOS ("stop": the
 sample is complete), the segment budget ("unfinished": it waits for the next step's policy), or the
-global cap ("length": truncated, reward 0, §1.6). A group is released to training only when all its
-samples are terminal (§1.2 gap a: group gating); finished siblings wait in the pool meanwhile, and the
+global cap ("length": truncated, reward 0). A group is released to training only when all its
+samples are terminal (group gating, our choice); finished siblings wait in the pool meanwhile, and the
 policy versions they waited are the group's staleness. Pure bookkeeping: the method decodes and scores.
 """
 
