@@ -12,10 +12,10 @@ from trainers.methods.arena.tournament import round_robin_pairs
 
 CSV = Path(__file__).parents[1] / "results/paper/reasoning_arena.csv"
 BENCHMARKS = ("aime24", "aime25", "aime26", "beyondaime", "gpqa_diamond", "livecodebench:release_v6")
-N = 8  # group size (§1.11)
-GROUPS_PER_STEP = 480 // N  # 480 rollouts per minibatch (§1.10, §1.11)
+N = 8  # group size (App. B)
+GROUPS_PER_STEP = 480 // N  # 480 rollouts per minibatch (App. B)
 
-# Table 1 (§3): the six benchmark scores and Avg, as printed.
+# Table 1: the six benchmark scores and Avg, as printed.
 TABLE_1 = {
     "RLVR": (58.5, 43.8, 46.0, 28.2, 54.8, 46.7, 46.3),
     "RLAIF": (53.1, 46.9, 48.3, 27.6, 56.9, 50.7, 47.3),
@@ -26,7 +26,7 @@ TABLE_1 = {
 }
 DELTA_LIVE = (5.0, 7.9, 12.9, 8.3, 5.7, 5.6, 7.6)  # Table 1's "Δ Live vs RLVR" row, as printed
 
-# Table 2 (§3): judge calls c per routed group, routed fraction α (printed in whole %), effective calls α·c,
+# Table 2: judge calls c per routed group, routed fraction α (printed in whole %), effective calls α·c,
 # step time, #Gens/step and Perf., as printed.
 TABLE_2 = {
     "RLVR": (0, 0.00, 0.0, 17.7, 908, 46.3),
@@ -36,14 +36,14 @@ TABLE_2 = {
     "Reasoning Arena": (28, 0.45, 12.5, 10.4, 459, 53.5),
     "Reasoning Arena-Live": (18, 0.43, 7.7, 13.0, 455, 53.9),
 }
-# §3 "Derived speed ratios": step-time and generation reduction vs RLVR, in %.
+# Derived from Table 2: step-time and generation reduction vs RLVR, in %.
 REDUCTIONS = {
     "ArenaRL": (40.7, 48.8),
     "Adaptive Pointwise": (40.1, 27.3),
     "Reasoning Arena": (41.2, 49.4),
     "Reasoning Arena-Live": (26.6, 49.9),
 }
-# §1.10 calls per optimizer step ≈ 60·α·c.
+# Calls per optimizer step ≈ 60·α·c, derived from Table 2 and App. B.
 CALLS_PER_STEP = {"Reasoning Arena-Live": 464, "Reasoning Arena": 750, "ArenaRL": 1680, "RLAIF": 480}
 
 
@@ -53,7 +53,7 @@ def mean(values) -> float:
 
 
 def test_judge_calls_per_routed_group_follow_the_schedules():
-    # Pointwise judges each trace, round robin every pair, Live 1 + 2 + 3×5 (§1.10).
+    # Pointwise judges each trace, round robin every pair, Live 1 + 2 + 3×5 (§4).
     calls = {method: row[0] for method, row in TABLE_2.items()}
     assert calls["RLAIF"] == calls["Adaptive Pointwise"] == N
     assert calls["ArenaRL"] == calls["Reasoning Arena"] == len(round_robin_pairs(N)) == 28
@@ -100,7 +100,7 @@ def test_live_deltas_printed_in_table_2():
 
 
 def test_calls_per_step_are_sixty_groups_times_effective_calls():
-    """§1.10's figures use different inputs: Live's 464 is 60 × 0.43 × 18 = 464.4 (unrounded α·c), Reasoning
+    """The figures use different inputs: Live's 464 is 60 × 0.43 × 18 = 464.4 (unrounded α·c), Reasoning
     Arena's 750 is 60 × 12.5 (the printed α·c; 60 × 0.45 × 28 would be 756). Both lie within 60 × the
     α·c slack of the test above."""
     assert GROUPS_PER_STEP == 60
@@ -121,7 +121,7 @@ def test_avg_is_the_unweighted_mean_of_the_six_benchmarks(method):
 
 def test_live_delta_row_matches_the_rounded_cells_within_a_tenth():
     """The printed Δ comes from unrounded scores: AIME26, BeyondAIME and LCB recompute as +13.0 / +8.2 /
-    +5.5 against the printed +12.9 / +8.3 / +5.6 (§3 notes)."""
+    +5.5 against the printed +12.9 / +8.3 / +5.6."""
     recomputed = [
         live - rlvr for live, rlvr in zip(TABLE_1["Reasoning Arena-Live"], TABLE_1["RLVR"], strict=True)
     ]

@@ -1,5 +1,6 @@
-"""Reasoning Arena's pure core against hand-worked cases and independent references (reasoning_arena.md
-§4.3): routing, soft outcomes, the live scheduler, and the Bradley-Terry fit (choix and a Newton solver)."""
+"""Reasoning Arena's pure core against hand-worked cases and independent references (Reasoning
+Arena paper, §3-4): routing, soft outcomes, the live scheduler, and the Bradley-Terry fit (choix and a
+Newton solver)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def play(tournament: LiveTournament, judge) -> list[list[tuple[int, int]]]:
 
 
 def live_calls(n: int, anchors: int = 3) -> int:
-    """The live schedule's judge calls for a group of n (§1.6): sum_{k=2..n} min(k-1, anchors)."""
+    """The live schedule's judge calls for a group of n (§4): sum_{k=2..n} min(k-1, anchors)."""
     return sum(min(k - 1, anchors) for k in range(2, n + 1))
 
 
@@ -78,7 +79,7 @@ def random_soft_matches(rng: np.random.Generator, pairs) -> list[Match]:
     return [Match(i, j, float(o)) for (i, j), o in zip(pairs, rng.random(len(pairs)), strict=True)]
 
 
-# --- routing (§1.2, §1.3) ---------------------------------------------------------------------------
+# --- routing (Eqs. 3-5) -----------------------------------------------------------------------------
 
 
 def test_route_all_correct_all_incorrect_and_mixed():
@@ -98,7 +99,7 @@ def test_route_float_rewards_with_tiny_variance_and_a_single_trace():
         route([])
 
 
-# --- soft outcomes and the judge's A/B remap (§1.4 Eq. 7) -------------------------------------------
+# --- soft outcomes and the judge's A/B remap (Eq. 7) ------------------------------------------------
 
 
 @pytest.mark.parametrize("gamma", GAMMAS)
@@ -165,7 +166,7 @@ def test_arrival_orders():
         arrival_order([1, 2], "fifo", random.Random(0))
 
 
-# --- live scheduler (§1.6) --------------------------------------------------------------------------
+# --- live scheduler (§4) ----------------------------------------------------------------------------
 
 
 def test_live_call_counts_for_n_1_to_10():
@@ -299,7 +300,7 @@ def test_live_tournament_rejects_bad_input():
         tournament.record([])
 
 
-# --- Bradley-Terry recovery (§4.3) ------------------------------------------------------------------
+# --- Bradley-Terry recovery ------------------------------------------------------------------------
 
 
 def test_live_schedule_and_bt_recover_a_noiseless_ranking():
@@ -331,7 +332,7 @@ def test_live_schedule_and_bt_with_a_noisy_judge_beat_chance():
     assert np.mean(taus) > 0.3
 
 
-# --- Bradley-Terry numerics (§1.7) ------------------------------------------------------------------
+# --- Bradley-Terry numerics (Eq. 10) ----------------------------------------------------------------
 
 
 def central_gradient(f, x: np.ndarray, h: float = 1e-6) -> np.ndarray:

@@ -12,7 +12,7 @@ Three problems, N = 5 samples each, verified by the harness's integer scorer (th
 
 Each response carries a quality mark [qK]; the judge prefers the higher K, says Tie on equal marks and
 cannot decide on a response marked [qX] (no boxed verdict, twice: its retry fails too). Responses are
-padded so their token lengths give the arrival order (shortest first, §1.6).
+padded so their token lengths give the arrival order (shortest first, our choice).
 
 Group A, qualities 2 2 1 3 X, arrival 0 1 2 3 4 (leaderboard: win-rate, wins, arrival):
 - 1 vs 0: Tie (0.5). Board [0, 1] (both 0.5, no wins: arrival).
@@ -289,7 +289,7 @@ def test_routing_all_and_none_are_the_paper_baselines(plain_model, tmp_path):
 
 
 def test_rlvr_discards_groups_without_variance_and_refills(plain_model, tmp_path):
-    """The RLVR baseline (§1.2, §4.2 item 4): A and C have no verifier variance and are discarded; two
+    """The RLVR baseline (docs/methods/arena.md): A and C have no verifier variance and are discarded; two
     prompts drawn from the pool (here only D, which is diverse) refill the step. 25 generations for the 15
     rows; with one round allowed, B alone is trained and the batch is padded."""
     method, judge = arena(pool=rows([REFILL]), route="none", refill=True, normalise="batch")

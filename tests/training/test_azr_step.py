@@ -8,7 +8,7 @@ inputs (2 shown, 2 hidden), the raw R1 template (completions start inside `<thin
 The buffers start from the zero triplet: D_abd = D_ded = [identity on "Hello world"], D_ind empty, so
 step 1's induction proposers both see the identity program.
 
-Step 1 proposals (the paper's rule: -1 malformed, unparsable or invalid (Eq. 6 with §1.3's format), else the
+Step 1 proposals (the paper's rule: -1 malformed, unparsable or invalid (Eq. 6, format as in §3.1), else the
 learnability 1 - k/n, 0 for k in {0, n}):
 
 | slice | proposal | sandbox | probes passing k | reward |

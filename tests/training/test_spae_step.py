@@ -1,7 +1,7 @@
 """One SPAE step through the real trainer with scripted samples and hand-set potentials (SPAE paper,
 §3.3), checked against a hand computation: dynamic sampling drops a uniform group and refills it, the
 probes' potentials become per-token advantages (Eq. 11-17), and those reach TRL's loss on the right tokens
-with the right normaliser; then the step's metrics (§4.2 item 5).
+with the right normaliser; then the step's metrics.
 
 G = 2 samples per prompt, 2 prompts per step; the integer scorer reads each sample's last number.
 
@@ -268,7 +268,7 @@ def step_sizes(tokenizer, key: tuple[str, int]) -> list[int]:
 
 
 def test_without_probes_rfb_is_the_group_mean_whitened_over_tokens(plain_model, tmp_path: Path):
-    """The RF-B baseline (§1.1): R - group mean on every token, standardised over the batch's tokens."""
+    """The RF-B baseline (§4.1): R - group mean on every token, standardised over the batch's tokens."""
     method = SpaeMethod(
         ScorerReward("integer"),
         SpaeOptions(advantage="rfb"),

@@ -16,7 +16,7 @@ a lead token (which sample it is), " so" padding, then its answer (and EOS when 
 | 4 | U | T1 +8 = 24 (EOS 24th: stop), U0 4 (EOS), U1 4 (EOS) | T1, U0, U1 | T (T0 waited 2); U waits |
 | 5 | V | V0 1 (EOS), V1 1 (EOS) | V0, V1 | U (waited 1); V all wrong, dropped |
 
-R0's first 24 tokens end with the right answer, yet it gets 0: truncated samples are not scored (§1.6).
+R0's first 24 tokens end with the right answer, yet it gets 0: truncated samples are not scored.
 """
 
 from __future__ import annotations
@@ -306,7 +306,7 @@ class TextEngine(HFEngine):
 
 
 def test_rewards_are_binary_rule_first_then_the_judge_and_truncation_scores_zero(plain_model, tmp_path):
-    """{0, 1} rewards (§1.5): the math rule takes 0.5 for 1/2 without asking the judge; the LLM equivalence
+    """{0, 1} rewards: the math rule takes 0.5 for 1/2 without asking the judge; the LLM equivalence
     judge (a real HTTP server on 127.0.0.1 with scripted verdicts, standing in for the paper's unreleased
     verifier) takes 27cm for 0.27m; a truncated sample gets 0 unscored even though it ends in the answer."""
     from fake_openai import FakeOpenAI
