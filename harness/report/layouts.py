@@ -1,5 +1,5 @@
 """Each seed paper's main table: its columns, column groups and averages, exactly as the paper defines
-them (the specs' table sections; results/paper/README.md names the average columns)."""
+them (the papers' tables; results/paper/README.md names the average columns)."""
 
 from __future__ import annotations
 

@@ -304,7 +304,7 @@ def test_live_tournament_rejects_bad_input():
 
 
 def test_live_schedule_and_bt_recover_a_noiseless_ranking():
-    # The spec's feasibility run (500 seeds): mean τ 0.87, extremes recovered every time.
+    # A feasibility run (500 seeds): mean τ 0.87, extremes recovered every time.
     taus = []
     for seed in range(100):
         beta = np.random.default_rng(seed).normal(size=8)
@@ -322,7 +322,7 @@ def test_round_robin_and_bt_recover_a_noiseless_ranking_exactly():
 
 
 def test_live_schedule_and_bt_with_a_noisy_judge_beat_chance():
-    # P(new wins) = σ(β_new - β_anchor); the spec measured τ ≈ 0.58, random ranking has mean τ 0.
+    # P(new wins) = σ(β_new - β_anchor); a feasibility run measured τ ≈ 0.58, random ranking has mean τ 0.
     taus = []
     for seed in range(100):
         rng = np.random.default_rng(seed)
@@ -414,7 +414,7 @@ def test_mirrored_and_unmirrored_fits_order_a_complete_graph_alike():
 
 
 def test_on_an_incomplete_graph_the_order_can_depend_on_the_ridge_weight():
-    # The spec's "same ordering" holds on complete graphs only: 1 beat 0, 0 beat 2 and 3, 4 beat 1. With the
+    # "The same ordering" holds on complete graphs only: 1 beat 0, 0 beat 2 and 3, 4 beat 1. With the
     # paper's (mirrored) weight 1's win over 0 decides; with half the likelihood weight 0's two wins do.
     matches = [Match(0, 1, 0.0), Match(0, 2, 1.0), Match(0, 3, 1.0), Match(1, 4, 0.0)]
     mirrored, given = fit_bt(matches, 5).beta, fit_bt(matches, 5, mirrored=False).beta

@@ -109,8 +109,8 @@ class LiveTournament:
     group costs sum_{n=2..N} min(n-1, anchors) calls (3N - 6 with 3 anchors, N >= 3, 18 at N = 8). The
     leaderboard ranks by win-rate over the matches played (`win_rates`); a trace with no match yet (the
     first trace before its first match, or one whose matches all failed to parse) ranks with win-rate 0.5.
-    `ties` breaks equal win-rates: "wins" by more wins (matches with outcome > 0.5), then earlier arrival,
-    as the spec decides; "arrival" by earlier arrival only.
+    `ties` breaks equal win-rates: "wins" by more wins (matches with outcome > 0.5), then earlier arrival
+    (our choice); "arrival" by earlier arrival only.
     """
 
     def __init__(self, order: Sequence[int], anchors: int = MAX_ANCHORS, ties: str = "wins") -> None:
