@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Fill a wheelhouse (default .whl/) with what `scripts/gpu_check.py --wheels .whl` installs on a GPU machine
-# that has PyTorch, transformers, accelerate and the scientific stack but no network: this project's wheel
-# and the runtime dependencies such a machine lacks (TRL and datasets, the math scorer, AZR's metrics, the
-# GGUF reader), each at the version installed in the Python that runs this script (the tested one), for
-# CPython $PY_VERSION (default 3.12) on manylinux x86-64. torch is never carried: the machine's own is used.
+# Fill a wheelhouse (default .whl/) with what the GPU check (`harness gpu-check --wheels .whl`, started by
+# `scripts/gpu_check.py` there) installs on a GPU machine that has PyTorch, transformers, accelerate and the
+# scientific stack but no network: this project's wheel and the runtime dependencies such a machine lacks
+# (TRL and datasets, the math scorer, pydantic, AZR's metrics, the GGUF reader), each at the version
+# installed in the Python that runs this script (the tested one), for CPython $PY_VERSION (default 3.12) on
+# manylinux x86-64. torch is never carried: the machine's own is used.
 #
 #   scripts/gpu_wheels.sh [DIR]          # here, with the project's environment active (or PYTHON=...)
 #   python3 scripts/gpu_check.py --wheels .whl --out OUT   # there, from the repository root
 #
 # Not carried: evalplus (imported only when HumanEval+/MBPP+ answers are scored, which the check does not
-# do) and its API clients; everything gpu_check.py runs imports without it.
+# do) and its API clients; everything the check runs imports without it.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +21,7 @@ PY_VERSION="${PY_VERSION:-3.12}"
 NAMES=(
     trl datasets dill multiprocess
     math-verify latex2sympy2_extended antlr4-python3-runtime
+    pydantic pydantic-core annotated-types typing-inspection
     complexipy apted gguf
 )
 
