@@ -45,15 +45,18 @@ class HubSource:
     def url(self) -> str:
         return f"https://huggingface.co/datasets/{self.repo}/tree/{self.revision}"
 
-    def download(self, name: str) -> list[Path]:
-        """The layout's files, downloaded once into the Hugging Face cache, for the dataset `name`."""
+    def download(self, name: str) -> tuple[list[Path], dict[str, str]]:
+        """The layout's files, downloaded once into the Hugging Face cache, for the dataset `name`, and
+        the origin to record: the repo and revision, and the commit a branch or tag resolved to, so a
+        run on an unpinned revision still says exactly which files it read."""
         from huggingface_hub import hf_hub_download
 
-        paths = []
+        paths, commits = [], set()
         for file in self.layout.files:
             try:
-                path = hf_hub_download(self.repo, file, repo_type="dataset", revision=self.revision)
-                paths.append(Path(path).resolve())  # the cache's blob: its snapshot entry is a link
+                path = Path(hf_hub_download(self.repo, file, repo_type="dataset", revision=self.revision))
+                commits.add(path.parents[len(Path(file).parts) - 1].name)  # .../snapshots/COMMIT/FILE
+                paths.append(path.resolve())  # the cache's blob: its snapshot entry is a link
             except Exception as e:  # offline, gated, moved: all end the same way for the user
                 gated = (
                     f"This dataset is gated: accept its terms at https://huggingface.co/datasets/"
@@ -68,7 +71,10 @@ class HubSource:
                     f"DIR/{name}/ (`harness fetch-data {name} --from FOLDER --to DIR` copies a folder that "
                     "has them), and --model with a local model folder."
                 ) from None
-        return paths
+        origin = {"kind": "hub", "repo": self.repo, "revision": self.revision}
+        if commits != {self.revision}:
+            origin["commit"] = ",".join(sorted(commits))
+        return paths, origin
 
 
 @dataclass(frozen=True)
@@ -185,8 +191,7 @@ class Benchmark:
         """The pinned source's files, downloaded once into a cache, each with its path under the
         benchmark's folder of a --data-dir; and the source to record."""
         if self.hub is not None:
-            paths = self.hub.download(self.name)
-            source = {"kind": "hub", "repo": self.hub.repo, "revision": self.hub.revision}
+            paths, source = self.hub.download(self.name)
             return list(zip(paths, self.hub.layout.files, strict=True)), source
         if self.release is not None:
             path = _download(self.release, self.name)

@@ -48,7 +48,7 @@ DOCMATH = Benchmark(
     description="DocMath-Eval testmini (800, four subsets; numeric ±0.15%; gated)",
     hub=HubSource(
         repo=REPO,
-        revision="main",  # not pinned: the gated repo's commits could not be listed when this was written
+        revision="main",  # unpinned (its commits could not be listed offline); runs record the commit read
         layout=FileLayout(files=_files("data/{subset}_testmini-00000-of-00001.parquet"), to_item=to_item),
         gated=True,
     ),

@@ -114,8 +114,7 @@ def _fetch_dapo(to: Path, source: Path | None) -> Fetched:
         why = hub_unreachable()
         if why is not None:
             raise HarnessError(_offline_message(NAME, DAPO_MATH_17K, why, to))
-        (parquet,) = DAPO_MATH_17K.download(NAME)
-        origin = {"kind": "hub", "repo": DAPO_MATH_17K.repo, "revision": DAPO_MATH_17K.revision}
+        (parquet,), origin = DAPO_MATH_17K.download(NAME)
     to.mkdir(parents=True, exist_ok=True)
     out = to / f"{NAME}.jsonl"
     with tempfile.TemporaryDirectory(dir=to, prefix=f".{NAME}.") as scratch:

@@ -54,7 +54,7 @@ FRAMES = Benchmark(
     description="Frames (824, Wikipedia articles as context; cover exact match)",
     hub=HubSource(
         repo="Tongyi-Zhiwen/frames",
-        revision="main",  # not pinned: its commits could not be listed when this was written
+        revision="main",  # unpinned (its commits could not be listed offline); runs record the commit read
         layout=FileLayout(files=("test.jsonl",), to_item=to_item),
     ),
     local_layouts=(FileLayout(files=("test.tsv",), to_item=to_item),),  # the official file: refused

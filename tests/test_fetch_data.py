@@ -97,6 +97,9 @@ def test_a_benchmark_folder_that_is_a_link_is_refused(shared_data, tmp_path):
     assert not any(elsewhere.iterdir()) and not (to / "checksums.json").exists()
 
 
+BRANCH_COMMIT = "c0ffee" * 6 + "0123"  # what the fake Hub's branches (main) point at
+
+
 class FakeHub(BaseHTTPRequestHandler):
     """Answers as the Hub does for what huggingface_hub asks: the probe, and a dataset file's HEAD and
     GET at a revision (X-Repo-Commit, ETag, the bytes). `files` maps the URL path to the bytes."""
@@ -125,7 +128,7 @@ class FakeHub(BaseHTTPRequestHandler):
         revision = path.split("/resolve/")[1].split("/")[0] if "/resolve/" in path else ""
         self.send_response(200)
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("X-Repo-Commit", revision)
+        self.send_header("X-Repo-Commit", revision if len(revision) == 40 else BRANCH_COMMIT)
         self.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
         self.end_headers()
         if body:
@@ -168,6 +171,21 @@ def test_from_the_hub_the_pinned_revision_is_downloaded_once(hub, shared_data, t
     gets = FakeHub.requests.count(f"GET {url}")
     run_cli("fetch-data", "math500", "--to", str(to), **env)  # again: the cached copy, the same file
     assert FakeHub.requests.count(f"GET {url}") == gets and checksums(to)["math500"] == recorded
+
+
+def test_from_a_branch_the_commit_it_pointed_at_is_recorded(hub, shared_data, tmp_path):
+    """CRUXEval's Hub source follows `main`: the run's and the folder's records name the commit read."""
+    data = (shared_data / "cruxeval" / "cruxeval.jsonl").read_bytes()
+    FakeHub.files = {"/datasets/cruxeval-org/cruxeval/resolve/main/test.jsonl": data}
+    to, env = tmp_path / "data", hub_env(hub, tmp_path / "hf")
+    run_cli("fetch-data", "cruxeval_o", "--to", str(to), **env)
+    origin = checksums(to)["cruxeval_o"]["origin"]
+    assert origin == {
+        "kind": "hub",
+        "repo": "cruxeval-org/cruxeval",
+        "revision": "main",
+        "commit": BRANCH_COMMIT,
+    }
 
 
 def dapo_parquet(path: Path, rows: list[tuple[str, str, str]]) -> None:
