@@ -188,6 +188,7 @@ def test_every_shared_copy_loads_with_expected_sizes(shared_data):
         "cruxeval_i_cot": 800,
         "cruxeval_o": 800,
         "cruxeval_o_cot": 800,
+        "azr_deduction": 800,  # CRUXEval-O asked as Absolute Zero asks a deduction task
         "humaneval": 164,
         "mbpp_plus": 378,
     }
