@@ -152,6 +152,7 @@ def cheap(args: tuple[str, ...]) -> bool:
 RUNNABLE_COMMANDS = sorted({c.args: c for c in ALL_COMMANDS if c.runnable}.values(), key=str)
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 @pytest.mark.parametrize("command", RUNNABLE_COMMANDS, ids=str)
 def test_runnable_commands_are_cheap_and_succeed(command, tmp_path):
     assert cheap(command.args), f"{command}: only cheap commands may be marked runnable"

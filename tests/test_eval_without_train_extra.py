@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from helpers import run_cli
 
 TRAIN_EXTRA = ("trl", "tensorboard", "complexipy", "apted", "scipy")  # pyproject.toml's `train` extra
@@ -42,6 +43,7 @@ def test_harness_eval_runs_without_the_train_extra(tiny_model, tmp_path, no_data
     assert log.read_text() == "\n"  # the shim ran, and none of the extra's packages was imported
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_harness_train_without_the_train_extra_says_how_to_install_it(tmp_path):
     shim = tmp_path / "shim"
     shim.mkdir()

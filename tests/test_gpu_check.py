@@ -55,6 +55,7 @@ def test_every_check_passes_on_the_cpu(tmp_path):
         assert (work / f"train-{method}" / "checkpoint-2" / "model.safetensors").is_file()
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_a_missing_gpu_fails_the_env_check_with_one_clear_line(tmp_path):
     import torch
 

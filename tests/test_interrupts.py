@@ -102,6 +102,7 @@ def test_an_interrupted_eval_says_what_it_kept_and_the_same_command_finishes_it(
         assert (out / name).read_bytes() == (uninterrupted / name).read_bytes(), name
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_an_interrupted_score_keeps_its_scores_and_the_same_command_finishes_it(shared_data, tmp_path):
     """`score --generations` of many answers: interrupted once it has written scores, it resumes from
     them, and its results are those of an uninterrupted scoring; so does a rescore (`score RUN_DIR`),
@@ -158,6 +159,7 @@ def test_an_interrupted_score_keeps_its_scores_and_the_same_command_finishes_it(
         assert (out / name).read_bytes() == (whole / name).read_bytes(), name
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_an_interrupted_one_process_train_names_its_checkpoint_and_resumes(tmp_path):
     from harness.core.tiny_model import build_tiny_model
 

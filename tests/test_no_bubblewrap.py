@@ -11,6 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import run_cli
 
 GUESSES = ["```python\ndef add(a, b):\n    return a + b\n```", "```python\ndef add(a, b):\n    return 0\n```"]
@@ -47,6 +48,7 @@ def test_code_scoring_refuses_without_bubblewrap(tmp_path):
     assert not (tmp_path / "run" / "scores.jsonl").exists()
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_unsafe_opt_in_runs_records_and_marks_every_table(tmp_path):
     done = scoring(tmp_path, "--unsafe-no-sandbox")
     assert done.returncode == 0, done.stderr

@@ -186,6 +186,7 @@ def eval_args(base_url: str, data, out) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_failing_server_keeps_finished_records_and_resume_asks_only_for_the_rest(shared_data, tmp_path):
     out = tmp_path / "run"
     fails_after_five = lambda body, count: (200, answer(body), {}) if count <= 5 else (500, {}, {})  # noqa: E731

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -127,6 +128,7 @@ def test_an_eval_logging_to_a_file_writes_progress_lines_as_it_goes(tiny_model, 
     assert "aime24" in done.stdout  # the table, on stdout as before
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_a_corpus_build_logging_to_a_file_says_each_long_stage(tmp_path):
     log = tmp_path / "corpus.log"
     with open(log, "w") as stderr:

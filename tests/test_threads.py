@@ -101,6 +101,7 @@ def probe(requested: int | None, **env: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_torch_computes_with_the_chosen_threads_which_sleep_while_they_wait():
     cpus = len(os.sched_getaffinity(0))
     share = max(1, cpus - 1)  # one CPU left over

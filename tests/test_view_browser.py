@@ -20,6 +20,8 @@ from harness.view.bundle import write_bundle
 from harness.view.server import make_server, url
 from harness.view.site import Site
 
+pytestmark = pytest.mark.slow  # a browser per test: `tox -e unit` leaves them to the full tier
+
 SHOTS = os.environ.get("HARNESS_VIEW_SCREENSHOTS")
 BASE, CANDIDATE, GENERATIONS, TRAIN = 0, 1, 2, 3  # positions in the site; the training run's evals follow
 

@@ -243,6 +243,7 @@ def library():
     return library_tasks(patient_executor())
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 @sandboxed
 def test_every_library_program_validates_and_none_is_the_seed(library):
     assert len(library) == len(PROGRAMS) >= 30
@@ -253,6 +254,7 @@ def test_every_library_program_validates_and_none_is_the_seed(library):
     assert sum(t.induction for t in seed) == len(PROGRAMS)
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 @sandboxed
 @pytest.mark.parametrize("template", ["chat", "r1"])
 def test_azr_demonstrations_parse_and_their_answers_pass_the_executor(library, template):

@@ -24,6 +24,7 @@ def config(path, **overrides):
     return load_config(path, {"model": "m", **overrides}, dry_run=True)
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_a_gpu_config_here_says_so_and_the_missing_dataset_says_how_to_fetch_it(tmp_path):
     done = run_cli("train", "spae", "--dry-run", "--config", str(PAPER), "--model", "m", cwd=tmp_path)
     found = json.loads(done.stdout)["checks"]
@@ -41,6 +42,7 @@ def test_a_gpu_config_here_says_so_and_the_missing_dataset_says_how_to_fetch_it(
     assert [n.split(":")[1].strip() for n in notes] == problems and {"gpu", "dataset"} <= set(problems)
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 def test_the_fetched_dataset_is_found_with_its_rows(tmp_path):
     raw = tmp_path / "raw" / "dapo-math-17k" / "data" / "dapo-math-17k.parquet"
     raw.parent.mkdir(parents=True)

@@ -86,6 +86,7 @@ def test_help_lists_every_method_and_an_unknown_one_is_named_with_the_valid_ones
         load_config(None, {"method": "grpo2", "model": "m", "dataset": "d", "out": "o"})
 
 
+@pytest.mark.slow  # seconds each: `tox -e unit` leaves it to the full tier
 @pytest.mark.parametrize("method", ["spell", "azr", "arena", "ulorl", "spae"])
 def test_dry_run_of_a_paper_config_needs_no_out_and_writes_nothing(method, tmp_path):
     """methods.md's `harness train NAME --dry-run --config configs/train/NAME.yaml`, as written."""
