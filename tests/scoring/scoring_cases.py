@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness.scoring.rules import gold_text
 
 # answers and golds of the audit's failure patterns (issue 18)
@@ -73,3 +75,17 @@ def right_and_wrong(shape: str, right: str, wrong: str, gold: str, question: str
 def case(rule: str, answer: str, gold: str, value: float, question: str | None = None):
     """One scorer case: (rule, answer, stored gold, expected value)."""
     return (rule, answer, gold if question is None else gold_text(gold, question), value)
+
+
+def verdict_test(cases: list[tuple], measured: bool = False):
+    """A test of each (label, answer, gold, value) row's verdict, parametrized by row; the rows are
+    scored together, once per process, by the shared `verdicts` fixture (tests/scoring/conftest.py)."""
+
+    @pytest.mark.parametrize("index", range(len(cases)), ids=[f"{c[0]}-{i}" for i, c in enumerate(cases)])
+    def test(verdicts, index):
+        label, answer, gold, value = cases[index]
+        score = verdicts(cases, measured=measured)[index]
+        assert "error" not in score.details, score
+        assert score.value == value, (label, answer, gold, score)
+
+    return test

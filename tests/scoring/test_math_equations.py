@@ -3,8 +3,7 @@ r"""Math rule: equations: proportional equations are accepted, except where the 
 
 from __future__ import annotations
 
-import pytest
-from scoring_cases import LINE, PLANE, right_and_wrong
+from scoring_cases import LINE, PLANE, right_and_wrong, verdict_test
 
 from harness.scoring.rules import gold_text
 
@@ -27,14 +26,4 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scored(verdicts):
-    return verdicts(CASES)
-
-
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_verdict(scored, index):
-    label, answer, gold, value = CASES[index]
-    score = scored[index]
-    assert "error" not in score.details, score
-    assert score.value == value, (label, answer, gold, score)
+test_verdict = verdict_test(CASES)

@@ -19,6 +19,7 @@ from scoring_cases import (
     WORK,
     case,
     right_and_wrong,
+    verdict_test,
 )
 
 from harness.scoring.math_text import final_answer
@@ -257,27 +258,19 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scored(verdicts):
-    return verdicts(CASES)
+test_verdict = verdict_test(CASES)
 
 
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_verdict(scored, index):
-    label, answer, gold, value = CASES[index]
-    score = scored[index]
-    assert "error" not in score.details, score
-    assert score.value == value, (label, answer, gold, score)
-
-
-def test_no_answer_is_said(scored):
+def test_no_answer_is_said(verdicts):
+    scored = verdicts(CASES)
     for answer in (GAVE_UP, ECHO, r"\boxed{}"):
         index = next(i for i, c in enumerate(CASES) if c[1] == answer)
         assert scored[index].extracted is None
         assert scored[index].details == {"reason": "no answer found"}
 
 
-def test_joined_boxes_are_the_extracted_answer(scored):
+def test_joined_boxes_are_the_extracted_answer(verdicts):
+    scored = verdicts(CASES)
     index = next(i for i, c in enumerate(CASES) if c[1] == TWO_BOXES)
     assert scored[index].extracted == "10, 11, 12, 13, 14, -2, -1, 0, 1, 2"
 

@@ -3,8 +3,7 @@ parameters, code golds and function definitions."""
 
 from __future__ import annotations
 
-import pytest
-from scoring_cases import CHOICE, FAMILY, PASSED, REACTION, ROOTS, WORK, case
+from scoring_cases import CHOICE, FAMILY, PASSED, REACTION, ROOTS, WORK, case, verdict_test
 
 from harness.scoring.math_forms import (
     answer_choice,
@@ -50,17 +49,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scored(verdicts):
-    return verdicts(CASES)
-
-
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_verdict(scored, index):
-    label, answer, gold, value = CASES[index]
-    score = scored[index]
-    assert "error" not in score.details, score
-    assert score.value == value, (label, answer, gold, score)
+test_verdict = verdict_test(CASES)
 
 
 def test_percent_questions():

@@ -5,7 +5,7 @@ multisets as the question asks, other lists in order (`math_text.repeated_list_a
 from __future__ import annotations
 
 import pytest
-from scoring_cases import DETERMINE, FIND_ALL, LINE, PLANE, right_and_wrong
+from scoring_cases import DETERMINE, FIND_ALL, LINE, PLANE, right_and_wrong, verdict_test
 
 from harness.scoring.math_text import asks_for_values, fixes_form, repeated_list_as_tuple
 from harness.scoring.rules import gold_text
@@ -31,17 +31,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scored(verdicts):
-    return verdicts(CASES)
-
-
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_verdict(scored, index):
-    label, answer, gold, value = CASES[index]
-    score = scored[index]
-    assert "error" not in score.details, score
-    assert score.value == value, (label, answer, gold, score)
+test_verdict = verdict_test(CASES)
 
 
 @pytest.mark.parametrize(

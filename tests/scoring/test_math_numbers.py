@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from scoring_cases import KCAL
+from scoring_cases import KCAL, verdict_test
 
 from harness.scoring.math import MathScorer, as_integer
 from harness.scoring.math_text import decimal, matches_at_gold_precision
@@ -59,32 +59,10 @@ MEASURED_CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scored(verdicts):
-    return verdicts(CASES)
+test_verdict = verdict_test(CASES)
 
 
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_verdict(scored, index):
-    label, answer, gold, value = CASES[index]
-    score = scored[index]
-    assert "error" not in score.details, score
-    assert score.value == value, (label, answer, gold, score)
-
-
-@pytest.fixture(scope="module")
-def scored_measured(verdicts):
-    return verdicts(MEASURED_CASES, measured=True)
-
-
-@pytest.mark.parametrize(
-    "index", range(len(MEASURED_CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(MEASURED_CASES)]
-)
-def test_measured_verdict(scored_measured, index):
-    label, answer, gold, value = MEASURED_CASES[index]
-    score = scored_measured[index]
-    assert "error" not in score.details, score
-    assert score.value == value, (label, answer, gold, score)
+test_measured_verdict = verdict_test(MEASURED_CASES, measured=True)
 
 
 @pytest.mark.parametrize(

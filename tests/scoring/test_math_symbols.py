@@ -4,7 +4,17 @@ notation (`math_symbols.as_latex`), and letter case (`math_text.letter_case_diff
 from __future__ import annotations
 
 import pytest
-from scoring_cases import DECAY, FIELD, KCAL, SINH_GOLD, SUPPLY, SUPPLY_BOTH, case, right_and_wrong
+from scoring_cases import (
+    DECAY,
+    FIELD,
+    KCAL,
+    SINH_GOLD,
+    SUPPLY,
+    SUPPLY_BOTH,
+    case,
+    right_and_wrong,
+    verdict_test,
+)
 
 from harness.scoring.math_symbols import as_latex
 from harness.scoring.math_text import letter_case_differs, list_items, normalise, question_letters, variables
@@ -63,17 +73,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scored(verdicts):
-    return verdicts(CASES)
-
-
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_verdict(scored, index):
-    label, answer, gold, value = CASES[index]
-    score = scored[index]
-    assert "error" not in score.details, score
-    assert score.value == value, (label, answer, gold, score)
+test_verdict = verdict_test(CASES)
 
 
 @pytest.mark.parametrize(

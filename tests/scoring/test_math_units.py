@@ -3,8 +3,18 @@ r"""Math rule: units: a letter after a number, an answer's unit against the gold
 
 from __future__ import annotations
 
-import pytest
-from scoring_cases import ANGLE, AREA_METERS, AREA_UNITS, CUBE, FAR, PAINT, SPEED, WHEEL, right_and_wrong
+from scoring_cases import (
+    ANGLE,
+    AREA_METERS,
+    AREA_UNITS,
+    CUBE,
+    FAR,
+    PAINT,
+    SPEED,
+    WHEEL,
+    right_and_wrong,
+    verdict_test,
+)
 
 from harness.scoring.math_text import answer_unit, letter_case_differs, units_disagree
 from harness.scoring.units import asked_units
@@ -82,17 +92,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scored(verdicts):
-    return verdicts(CASES)
-
-
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_verdict(scored, index):
-    label, answer, gold, value = CASES[index]
-    score = scored[index]
-    assert "error" not in score.details, score
-    assert score.value == value, (label, answer, gold, score)
+test_verdict = verdict_test(CASES)
 
 
 def test_units_and_case():
