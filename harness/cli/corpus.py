@@ -46,7 +46,7 @@ def spell_command(
     threads: THREADS = None,
 ) -> None:
     """Build SPELL's corpus: quality/length filter, MinHash-LSH deduplication and decontamination,
-    embeddings and hierarchical k-means clusters, split into the three tasks (spell.md §2.2)."""
+    embeddings and hierarchical k-means clusters, split into the three tasks (SPELL paper, App. C.1)."""
     use_threads(threads)
     from trainers.methods.spell.corpus.build import build, build_synthetic, load_config
 

@@ -1,4 +1,4 @@
-"""Measurements of an Absolute Zero run (absolute_zero.md §6 items 1, 2, 4, 5), none of them rewarded.
+"""Measurements of an Absolute Zero run (AZR paper, §4.2, App. C.3-C.4), none of them rewarded.
 
 - Items 1 and 2, response length and reward per (task, role): `method.py` logs them;
   `proposal_stats` (validity, the share of valid proposals every or no rollout solves).

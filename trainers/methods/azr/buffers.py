@@ -1,4 +1,4 @@
-"""Absolute Zero's task buffers D_ded, D_abd, D_ind (absolute_zero.md §1.4).
+"""Absolute Zero's task buffers D_ded, D_abd, D_ind (AZR paper, §3.3.1-3.3.3).
 
 - Seeded with the identity triplet (Fig. 5, the only human-provided task) or from a JSONL seed file.
 - References: K = 6 triplets drawn uniformly without replacement from the task's buffer, all of them
@@ -101,7 +101,7 @@ class TaskBuffers:
 
     `seed` fills D_ded and D_abd with its triplets and D_ind with its induction tasks; without any
     triplet (no seed, or a seed of induction tasks only) D_ded and D_abd start from the identity
-    triplet. D_ind starts empty unless seeded: the seeding phase (§1.4) fills it.
+    triplet. D_ind starts empty unless seeded: the seeding phase (§3.3.1) fills it.
 
     The buffers also remember which tasks were validated in the current step and the previous one
     (`add` records, `end_step` rolls over), so a method can build its solver batch from either

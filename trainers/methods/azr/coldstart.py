@@ -40,7 +40,7 @@ def library_tasks(executor) -> list[tuple[Program, list[Task]]]:
 
 def library_seed(executor) -> list[Task]:
     """`dataset: library`: the triplets and induction tasks of every library program (an ablation the
-    paper allows: seeding from more than the identity triplet, absolute_zero.md §1.4)."""
+    paper allows: seeding from more than the identity triplet, AZR paper, §3.3.1)."""
     seed = []
     for program, triplets in library_tasks(executor):
         seed += triplets

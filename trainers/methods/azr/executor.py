@@ -1,4 +1,4 @@
-"""AZR's code executor (absolute_zero.md §1.5, §2): validating proposals and checking answers.
+"""AZR's code executor (AZR paper, §3.3.3-3.3.4, Fig. 8): validating proposals and checking answers.
 
 Model-written code runs only in the harness sandbox, one sealed process per run
 (`harness.sandbox.run_sealed`), and only when it keeps to the language subset
@@ -73,7 +73,7 @@ FIG8 = (
     "sys.exit",
     "os.environ",
 )
-# the recommended superset (§2.2): the official config's hmac, the system, imports by name, builtins
+# our superset of Fig. 8's list: the official config's hmac, the system, imports by name, builtins
 # tampering, and other sources of non-determinism or of reach into the process
 FORBIDDEN = FIG8 + (
     "hmac",

@@ -1,4 +1,4 @@
-"""Absolute Zero (absolute_zero.md §1): one policy proposes and solves deduction, abduction and induction
+"""Absolute Zero (AZR paper, §3): one policy proposes and solves deduction, abduction and induction
 tasks over Python programs. One step (Algorithm 1, with n = 1 rollout per prompt):
 
 1. propose: B prompts per task type. Deduction and abduction show K references from their buffer (drawn
@@ -159,7 +159,7 @@ class AzrMethod(Method):
         self._clock.seconds.clear()
         calls = self.executor.stats()
         proposals = self._propose(engine)
-        # the code builds its solver batch before the step's proposals exist (§1.4); the paper after
+        # the code builds its solver batch before the step's proposals exist; the paper after
         lagged = self._solver_tasks() if self.options.solver_lag else None
         self._validate(proposals)
         self._learnability(engine, [p for p in proposals if p.made is not None])

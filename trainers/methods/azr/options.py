@@ -20,7 +20,7 @@ DISTANCE_METHODS = ("tree", "difflib")
 
 @dataclass(frozen=True)
 class AzrOptions(MethodOptions):
-    """Absolute Zero's own settings (`options:` in the config); defaults are the paper's (§1.8)."""
+    """Absolute Zero's own settings (`options:` in the config); defaults are the paper's (Table 3)."""
 
     method: ClassVar[str] = "Absolute Zero"
     choices: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -42,7 +42,7 @@ class AzrOptions(MethodOptions):
         "paper",
         "paper: -1 unparsable or invalid, else the learnability (0 at mean 0 or 1); "
         '"code": -1 for any proposal without a valid task and -0.5 for a valid one at mean 0 or 1 '
-        "(§1.3, rewards.py)",
+        "(Eq. 6, rewards.py)",
     )
     advantages: str = setting(
         "sequence", 'TRR++ statistics per slice (paper); "token": veRL\'s token-weighted'

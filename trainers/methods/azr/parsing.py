@@ -1,9 +1,9 @@
-"""Reading Absolute Zero's completions (absolute_zero.md §1.3, §1.5, §2.1, §4): the format check, the
+"""Reading Absolute Zero's completions (AZR paper, §3.3.3-3.3.4, Figs. 33-39): the format check, the
 proposers' tasks and the solvers' answers. Text and `ast` only: nothing here executes model code.
 
 - Format (the code's `get_format_reward`): `(?s)<think>.*?</think>\\s*<answer>.*?</answer>` matched at the
   start of the completion, with the prompt's prefilled `<think>` put back in front when the prompt opened
-  it (§7.2 item 6). Leading whitespace is dropped first, as the code strips the generation.
+  it. Leading whitespace is dropped first, as the code strips the generation.
 - Everything else reads the content of the last `<answer>`, up to its `</answer>` (the code's
   `extract_answer`). Fences are read in one left-to-right pass, so a closing ``` never opens a block.
 - Deduction/abduction proposals: the first python fence and the first input fence (else a `# Input:`

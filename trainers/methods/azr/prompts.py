@@ -1,9 +1,9 @@
-"""Absolute Zero's prompts (absolute_zero.md §4): the DeepSeek-R1 wrapper, the proposers' (Figs. 34-36)
+"""Absolute Zero's prompts (AZR paper, Figs. 33-39): the DeepSeek-R1 wrapper, the proposers' (Figs. 34-36)
 and the solvers' (Figs. 37-39) prompts for deduction, abduction and induction.
 
 The texts are the paper's, laid out as the released code renders them (its `.format` has already turned
 `{{` into `{`); the solver bodies the seed lost (Figs. 37, 38) and the wrapper (Fig. 33) follow the
-spec's description of the code's `code_output_predictor_prompt`, `code_input_predictor_prompt` and
+released code's `code_output_predictor_prompt`, `code_input_predictor_prompt` and
 `instruction_following`. Prompts are returned without the code's leading and trailing newlines.
 """
 
@@ -97,7 +97,7 @@ _PLAN = (
 
 # Per task: the title, the goal paragraph, the formatting bullets (laid out differently in the code's two
 # templates) and the difficulty criterion.
-# Quirk kept (absolute_zero.md §4, §8 item 10): the difficulty bullets are swapped between Figs. 34 and 35,
+# Quirk kept: the difficulty bullets are swapped between Figs. 34 and 35,
 # as in the official code. The abduction proposer (the solver will infer the input) is told the difficulty
 # is predicting the output from the input, the deduction proposer that it is predicting the input from
 # the output.

@@ -1,13 +1,13 @@
-"""Absolute Zero's rewards and advantages (absolute_zero.md §1.3, §1.7).
+"""Absolute Zero's rewards and advantages (AZR paper, §3.1 and §3.3.5).
 
 - The proposer's learnability reward, Eq. 4: 1 - r̄ over n Monte-Carlo solver rollouts, 0 when every or
   no rollout solves the task.
 - The format-aware composite, Eq. 6. A malformed completion gets -1 and a wrong but formatted answer
   -0.5. For a proposal, `rule="paper"` (the default) reads Eq. 6 with the paper's definition of a
   proposer's format ("only responses that produce valid triplets and pass the filtering stage are
-  considered to be correctly formatted", §1.3): a proposal that parses but fails validation is
+  considered to be correctly formatted", §3.1): a proposal that parses but fails validation is
   malformed, -1, and a valid one earns its learnability (0 when every or no rollout solves it).
-  `rule="code"` is the released code (§1.3 "Code-level precision", §8 item 1): -1 for any proposal
+  `rule="code"` is the released code, which differs: -1 for any proposal
   without a valid task too, but -0.5 for a valid one whose learnability is 0.
 - Task-Relative REINFORCE++ (Eq. 8): rewards whitened within each of the six (task, role) slices, with
   sequence-level statistics (the paper) or token-weighted ones (the code's veRL `masked_whiten`).
