@@ -88,8 +88,8 @@ def test_cascade_calls_the_judge_only_where_the_rule_fails():
 
 
 def test_math_then_judge_asks_only_where_math_verify_rejects():
-    """UloRL's reward (ulorl.md §1.5): math-verify first, against every accepted answer; the judge (shown
-    what math-verify extracted) where it rejects."""
+    """UloRL's reward (the paper's rule, then its generative verifier): math-verify first, against every
+    accepted answer; the judge (shown what math-verify extracted) where it rejects."""
 
     def units(body, count):
         return 200, chat("Decision: [[YES]]" if "27" in prediction_of(body) else "Decision: [[NO]]"), {}
