@@ -29,7 +29,8 @@ def gpu_check(
     start = [sys.executable, "-c", BLOCKED, str(BOOTSTRAP)] if script else [sys.executable, "-m", "harness"]
     argv = [*start, *([] if script else ["gpu-check"])]
     argv += ["--out", str(tmp_path / "out"), "--work", str(tmp_path / "work"), *args]
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
+    # from the checkout's root, as on the GPU machine: under tox, harness is a wheel outside it
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=REPO)
     lines = [line.split(" ", 3) for line in result.stdout.splitlines() if line.startswith(("PASS ", "FAIL "))]
     return result, lines
 

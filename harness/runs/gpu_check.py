@@ -49,50 +49,60 @@ from harness import HarnessError
 from harness.core.settings import check as check_bounds
 from harness.core.settings import option_name, setting
 
-REPO = Path(__file__).resolve().parents[2]  # the checkout this module is in, when it is one
-CONFIGS = REPO / "configs" / "train"
-PROBLEMS = CONFIGS / "ulorl-cpu-problems.jsonl"  # 64 arithmetic problems, scored `integer`
 STEPS = 2
 BF16 = ["--set", "trl.bf16=true"]
 SMALL_COLD_START = ["--set", "cold_start.examples=1", "--set", "cold_start.epochs=1"]  # its SFT in bf16
 
-# (method, extra arguments): each method's CPU config at the sizes of its test in tests/training/
-TRAININGS: list[tuple[str, list[str]]] = [
-    (
-        "grpo",
-        ["--dataset", f"jsonl:{PROBLEMS}", "--scorer", "integer", "--num-generations", "4"]
-        + ["--prompts-per-step", "2", "--max-completion-length", "16"],
-    ),
-    (
-        "spell",
-        ["--config", str(CONFIGS / "spell-cpu.yaml"), "--dataset", str(CONFIGS / "spell-cpu-corpus")]
-        + ["--set", "options.questioner_max_tokens=24", "--set", "options.questions_per_round=2"]
-        + SMALL_COLD_START,
-    ),
-    (
-        "azr",
-        ["--config", str(CONFIGS / "azr-cpu.yaml"), "--unsafe-no-sandbox"]
-        + ["--set", "options.propose_max_tokens=16", "--set", "options.solve_max_tokens=8"]
-        + ["--set", "options.mc_samples=2"]
-        + SMALL_COLD_START,
-    ),
-    (
-        "arena",
-        ["--config", str(CONFIGS / "arena-cpu.yaml"), "--set", "max_completion_length=8"]
-        + ["--dataset", f"jsonl:{CONFIGS / 'arena-cpu-problems.jsonl'}"],
-    ),
-    (
-        "ulorl",
-        ["--config", str(CONFIGS / "ulorl-cpu.yaml"), "--dataset", f"jsonl:{PROBLEMS}"]
-        + ["--set", "max_completion_length=8", "--set", "options.segments=2"]
-        + ["--set", "options.dynamic_sampling=false"],
-    ),
-    (
-        "spae",
-        ["--config", str(CONFIGS / "spae-cpu.yaml"), "--dataset", f"jsonl:{PROBLEMS}"]
-        + ["--set", "max_completion_length=32", "--set", "options.delimiter=e"],
-    ),
-]
+
+def checkout() -> Path:
+    """The repository checkout the checks train from (its configs/train) and, without --wheels, import:
+    the one this module is in, else the current folder (an installed harness, run from a checkout)."""
+    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
+        if (root / "configs" / "train").is_dir() and (root / "harness" / "__init__.py").is_file():
+            return root
+    raise HarnessError("configs/train not found: run the check from the root of a checkout of the repository")
+
+
+def trainings(configs: Path) -> list[tuple[str, list[str]]]:
+    """(method, extra arguments): each method's CPU config at the sizes of its test in tests/training/."""
+    problems = configs / "ulorl-cpu-problems.jsonl"  # 64 arithmetic problems, scored `integer`
+    return [
+        (
+            "grpo",
+            ["--dataset", f"jsonl:{problems}", "--scorer", "integer", "--num-generations", "4"]
+            + ["--prompts-per-step", "2", "--max-completion-length", "16"],
+        ),
+        (
+            "spell",
+            ["--config", str(configs / "spell-cpu.yaml"), "--dataset", str(configs / "spell-cpu-corpus")]
+            + ["--set", "options.questioner_max_tokens=24", "--set", "options.questions_per_round=2"]
+            + SMALL_COLD_START,
+        ),
+        (
+            "azr",
+            ["--config", str(configs / "azr-cpu.yaml"), "--unsafe-no-sandbox"]
+            + ["--set", "options.propose_max_tokens=16", "--set", "options.solve_max_tokens=8"]
+            + ["--set", "options.mc_samples=2"]
+            + SMALL_COLD_START,
+        ),
+        (
+            "arena",
+            ["--config", str(configs / "arena-cpu.yaml"), "--set", "max_completion_length=8"]
+            + ["--dataset", f"jsonl:{configs / 'arena-cpu-problems.jsonl'}"],
+        ),
+        (
+            "ulorl",
+            ["--config", str(configs / "ulorl-cpu.yaml"), "--dataset", f"jsonl:{problems}"]
+            + ["--set", "max_completion_length=8", "--set", "options.segments=2"]
+            + ["--set", "options.dynamic_sampling=false"],
+        ),
+        (
+            "spae",
+            ["--config", str(configs / "spae-cpu.yaml"), "--dataset", f"jsonl:{problems}"]
+            + ["--set", "max_completion_length=32", "--set", "options.delimiter=e"],
+        ),
+    ]
+
 
 # What `env` imports and reports: a missing wheel fails here, with its name, before any model loads.
 ENV_PROBE = r"""
@@ -186,7 +196,7 @@ def install(wheels: Path, target: Path, check: Check) -> bool:
 
     def verify(_: str) -> str:
         assert (target / "harness").is_dir(), f"harness is not in {target}"
-        stale = stale_files(target)
+        stale = stale_files(target, checkout())
         where = f"{len(files)} wheels into {target}"
         if not stale:
             return f"{where}; the project's wheel holds the working tree's code"
@@ -195,14 +205,14 @@ def install(wheels: Path, target: Path, check: Check) -> bool:
     return check.run("install", argv, verify)
 
 
-def stale_files(target: Path) -> list[str]:
-    """The project's Python files that differ between the installed wheel and this repository."""
+def stale_files(target: Path, repo: Path) -> list[str]:
+    """The project's Python files that differ between the installed wheel and the checkout `repo`."""
     stale = []
     for package in ("harness", "trainers", "benchmarks", "results"):
-        tree = {p.relative_to(REPO) for p in (REPO / package).rglob("*.py")}
+        tree = {p.relative_to(repo) for p in (repo / package).rglob("*.py")}
         wheel = {p.relative_to(target) for p in (target / package).rglob("*.py")}
         for name in sorted(tree | wheel):
-            ours, theirs = REPO / name, target / name
+            ours, theirs = repo / name, target / name
             if not ours.is_file() or not theirs.is_file() or ours.read_bytes() != theirs.read_bytes():
                 stale.append(str(name))
     return stale
@@ -232,8 +242,7 @@ class GpuCheckConfig:
 
 def run(config: GpuCheckConfig) -> int:
     """Every check in order, one line each; 1 if any failed, else 0."""
-    if not CONFIGS.is_dir():
-        raise HarnessError(f"{CONFIGS} not found: the check runs from a checkout of the repository")
+    repo = checkout()
     out = (config.out or Path(tempfile.mkdtemp(prefix="gpu-check-"))).resolve()
     out.mkdir(parents=True, exist_ok=True)
     scratch = tempfile.TemporaryDirectory(prefix="gpu-check-work-") if config.work is None else None
@@ -257,7 +266,7 @@ def run(config: GpuCheckConfig) -> int:
         env["CUDA_VISIBLE_DEVICES"] = ""  # the CPU even where a GPU is present
     # Without --wheels the checks import the project from the checkout (first on the path) and the rest
     # from this Python; with them, from the wheels.
-    paths = [str(REPO)]
+    paths = [str(repo)]
     checks = Check(out, env, work, config.timeout, config.budget)
     try:
         if config.wheels is not None:
@@ -267,14 +276,14 @@ def run(config: GpuCheckConfig) -> int:
                 return finish(checks, out)
             paths = [str(target)]
         env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [os.environ.get("PYTHONPATH")] if p])
-        run_checks(checks, config.device, work)
+        run_checks(checks, config.device, work, repo / "configs" / "train")
     finally:
         if scratch is not None:
             scratch.cleanup()
     return finish(checks, out)
 
 
-def run_checks(check: Check, device: str, work: Path) -> None:
+def run_checks(check: Check, device: str, work: Path, configs: Path) -> None:
     python = sys.executable
     harness = [python, "-m", "harness"]
     facts: dict = {}
@@ -334,7 +343,7 @@ def run_checks(check: Check, device: str, work: Path) -> None:
         verify_eval,
     )
 
-    for method, extra in TRAININGS:
+    for method, extra in trainings(configs):
         run = work / f"train-{method}"
         argv = [*harness, "train", method, "--model", str(model), "--out", str(run), *extra]
         argv += ["--max-steps", str(STEPS), "--save-steps", str(STEPS), *BF16]
