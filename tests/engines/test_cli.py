@@ -21,22 +21,31 @@ def interrupt(args: list[str], out: Path, records: int, sig: signal.Signals = si
     """Start `harness eval` in its own process group and send `sig` once `records` samples are written:
     SIGKILL to the whole group (the harness and its engine), any other signal to the harness alone,
     which must then stop the engine itself. Returns the samples written."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness", *args], env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    generations = out / "generations.jsonl"
-    deadline = time.monotonic() + 300
-    while not (generations.exists() and generations.read_text().count("\n") >= records):
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.02)
-    if sig == signal.SIGKILL:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    else:
-        proc.send_signal(sig)
-        assert proc.wait(timeout=120) == 128 + sig
-        assert group_ends(proc.pid, within=60), "the engine outlived the harness"
+    with (out.parent / f"{out.name}.stderr").open("w+") as log:  # what the harness said, shown if it hangs
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness", *args], env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
+        )  # fmt: skip
+        generations = out / "generations.jsonl"
+        deadline = time.monotonic() + 300
+        while not (generations.exists() and generations.read_text().count("\n") >= records):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        if sig == signal.SIGKILL:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        else:
+            proc.send_signal(sig)
+            try:  # the engine's shutdown is slower beside other engines (the vllm tier runs several)
+                code = proc.wait(timeout=240)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                log.seek(0)
+                raise AssertionError(
+                    f"still running 240 s after {sig.name}; it said:\n{log.read()[-3000:]}"
+                ) from None
+            assert code == 128 + sig
+            assert group_ends(proc.pid, within=60), "the engine outlived the harness"
     return generations.read_text().count("\n")
 
 
