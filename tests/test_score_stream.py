@@ -3,6 +3,8 @@ scored after generation, byte for byte, even when the streamed scorer fails."""
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
 
 from harness.backends import EngineConfig
@@ -109,3 +111,50 @@ def test_only_verdicts_a_busy_machine_cannot_change_are_streamed(tmp_path):
     assert scored(run) == 0 and not stream.failed  # not written: scored again once generation ends
     assert score_run(run) == score_run(reference)
     assert run.file(SCORES).read_bytes() == reference.file(SCORES).read_bytes()
+
+
+class Signal(BaseException):
+    """Stands for `harness.core.terminate.Interrupted`, raised where a signal handler would run."""
+
+
+def interrupted_at(step: int, call) -> bool:
+    """Run `call` raising `Signal` at its `step`-th bytecode, counting those of everything it calls, as a
+    signal handler may raise at any of them; whether it was interrupted (False: `call` had fewer steps)."""
+    seen = 0
+
+    def trace(frame, event, arg):
+        nonlocal seen
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            seen += 1
+            if seen == step:
+                raise Signal
+        return trace
+
+    sys.settrace(trace)
+    try:
+        call()
+    except Signal:
+        return True
+    finally:
+        sys.settrace(None)
+    return False
+
+
+def test_a_signal_at_any_bytecode_of_a_hand_over_never_leaves_the_stream_waiting(tmp_path):
+    """The main thread may be interrupted anywhere in `submit`; the stream must still take the end
+    marker and stop (a queue.Queue, interrupted inside its notify, left the thread waiting forever)."""
+    steps = 0
+    while True:
+        steps += 1
+        stream = ScoreStream(start_run(tmp_path / f"run{steps}"), workers=1, on_scored=lambda n: None)
+        records = batch("1")
+        time.sleep(0.2)  # the thread is waiting for a batch
+        cut = interrupted_at(steps, lambda stream=stream, records=records: stream.submit(records))
+        closing = threading.Thread(target=stream.close, kwargs={"finish": False}, daemon=True)
+        closing.start()
+        closing.join(timeout=20)
+        assert not closing.is_alive(), f"the stream did not stop after an interrupt at bytecode {steps}"
+        if not cut:
+            break
+    assert steps > 1  # the hand-over was interrupted at each of its bytecodes, then ran whole

@@ -7,9 +7,9 @@
 from __future__ import annotations
 
 import os
-import queue
 import threading
-from collections import defaultdict
+import time
+from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -153,7 +153,14 @@ class ScoreStream:
     Only scorers whose verdicts cannot depend on the busy machine stream (`scoring.timeless`); the
     others, and any verdict that ends in an error (a math-verify call past its time limit), wait for
     `score_run`. A benchmark whose scorer fails stops streaming; `score_run` scores its rest again
-    and reports the error."""
+    and reports the error.
+
+    A signal can interrupt the main thread between any two bytecodes (`harness.core.terminate`), also
+    inside a lock's notify, which then loses the wake-up: a `queue.Queue` left its thread waiting
+    forever after a SIGTERM. So the main thread hands batches over by one deque append, a single C
+    call that a signal cannot split, and the thread polls the deque."""
+
+    POLL = 0.05  # seconds between the thread's looks at an empty deque
 
     def __init__(
         self, run: RunDir, *, timeout=None, workers=None, include_path=None, on_scored: Callable[[int], None]
@@ -171,7 +178,7 @@ class ScoreStream:
             for b, name in info["config"]["scorers"].items()
             if timeless(name)
         }
-        self.batches: queue.Queue[list[dict] | None] = queue.Queue()
+        self.batches: deque[list[dict] | None] = deque()
         self.failed: set[str] = set()
         self.stopping = False
         self.thread = threading.Thread(target=self._work, name="score-stream", daemon=True)
@@ -181,19 +188,24 @@ class ScoreStream:
         return benchmark in self.scorers
 
     def submit(self, records: list[dict]) -> None:
-        self.batches.put(records)
+        self.batches.append(records)
 
     def close(self, finish: bool = True) -> None:
         """Score what was submitted (or, with `finish=False`, only the batch in hand), then stop the
         thread and the scorers' workers."""
         self.stopping = not finish
-        self.batches.put(None)
+        self.batches.append(None)
         self.thread.join()
         for scorer in self.scorers.values():
             scorer.close()
 
+    def _next(self) -> list[dict] | None:
+        while not self.batches:
+            time.sleep(self.POLL)
+        return self.batches.popleft()
+
     def _work(self) -> None:
-        while (records := self.batches.get()) is not None and not self.stopping:
+        while (records := self._next()) is not None and not self.stopping:
             by_benchmark: dict[str, list[dict]] = defaultdict(list)
             for r in records:
                 if r["benchmark"] in self.scorers and r["benchmark"] not in self.failed:
