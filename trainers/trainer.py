@@ -253,6 +253,7 @@ class MethodGRPOTrainer(GRPOTrainer):
             real = make_completion_mask([min(len(r.completion_ids), width) for r in rollouts], width)
             advantages = (advantages.abs() * real).sum(1) / real.sum(1).clamp(min=1)
         metrics["advantages/abs_mean"].append(advantages.abs().mean().item())
+        metrics["advantages/nonzero_fraction"].append((advantages != 0).float().mean().item())
         if mode == "train":
             tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in trained)
             self.state.num_input_tokens_seen += tokens

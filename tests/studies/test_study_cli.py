@@ -1,0 +1,98 @@
+"""`harness study run` and `harness study table` end to end at each study's smallest setting (the tiny
+model, 2 steps, 1 seed): the folder's layout, resume, refusals, the table regenerated from the kept copy,
+and the GPU profile's configs resolving in a dry run."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from trainers.studies.catalog import STUDIES
+
+SMALL = ["--seeds", "1", "--steps", "2", "--warm-examples", "8", "--warm-epochs", "1", "--train-size", "16",
+         "--heldout-size", "6", "--eval-n", "2", "--parallel", "1"]  # fmt: skip
+
+
+def harness(*args, check=True):
+    done = subprocess.run([sys.executable, "-m", "harness", *map(str, args)], capture_output=True, text=True)
+    if check:
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done
+
+
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_each_study_runs_resumes_and_tabulates_from_its_kept_copy(name, tiny_model, tmp_path):
+    study = tmp_path / name
+    harness("study", "run", name, "--model", tiny_model, *SMALL, "--out", study)
+    s = STUDIES[name]
+    for arm in s.arms:
+        config = yaml.safe_load((study / "configs" / f"{arm.name}.yaml").read_text())
+        assert config["method"] == arm.method and config["model"] == str(study / "warm-start")
+        assert config["max_steps"] == 2 and config["dataset"] == f"jsonl:{study / 'data' / 'train.jsonl'}"
+        summary = json.loads((study / "record" / f"{arm.name}-seed0" / "summary.json").read_text())
+        assert summary["arm"] == arm.name and summary["items"] == 6 and 0 <= summary["accuracy"] <= 1
+        steps = [
+            json.loads(line)["step"]
+            for line in (study / "record" / f"{arm.name}-seed0" / "metrics.jsonl").open()
+        ]
+        assert max(steps) == 2
+    report = json.loads((study / "warm-start" / "report.json").read_text())
+    assert report["style"] == s.style and report["contamination"]["dropped"] == {"heldout": 0}
+    again = harness("study", "run", name, "--model", tiny_model, *SMALL, "--out", study)
+    assert "harness train" not in again.stdout  # everything recorded: nothing reruns
+    other = harness(
+        "study",
+        "run",
+        name,
+        "--model",
+        tiny_model,
+        *SMALL[:-2],
+        "--parallel",
+        "2",
+        "--out",
+        study,
+        check=False,
+    )
+    assert other.returncode == 2 and "other settings" in other.stderr
+
+    tables = tmp_path / "tables"
+    first = harness("study", "table", study, "--out", tables, "--keep")
+    assert (tables / f"{name}.png").stat().st_size > 0 and (tables / name / "study.json").is_file()
+    assert not (tables / name / "runs").exists() and not (tables / name / "warm-start").exists()
+    again = harness("study", "table", tables / name, "--out", tmp_path / "regenerated")
+    assert again.stdout == first.stdout
+    assert (tmp_path / "regenerated" / "table.md").read_text() == (tables / "table.md").read_text()
+    rows = json.loads((tables / "table.json").read_text())[name]
+    assert [r["key"] for r in rows] == [m.key for m in s.metrics]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_the_gpu_profile_resolves_for_every_arm(name, tmp_path):
+    done = harness(
+        "study", "run", name, "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--profile", "gpu", "--steps", "100",
+        "--out", tmp_path / "gpu", "--dry-run",
+    )  # fmt: skip
+    for arm in STUDIES[name].arms:
+        config = yaml.safe_load((tmp_path / "gpu" / "configs" / f"{arm.name}.yaml").read_text())
+        assert config["use_vllm"] and config["vllm_mode"] == "colocate" and config["max_steps"] == 100
+        assert config["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
+        assert f"{arm.name}: harness train {arm.method}" in done.stdout
+    assert not (tmp_path / "gpu" / "warm-start").exists()
+
+
+def test_bad_settings_are_one_line_errors(tmp_path):
+    for args, message in (
+        (["nope", "--model", "m"], "no study 'nope'"),
+        (["ulorl", "--model", "m", "--profile", "tpu"], "--profile must be one of cpu, gpu"),
+        (["ulorl", "--model", "m", "--seeds", "0"], "--seeds"),
+    ):
+        done = harness("study", "run", *args, "--out", tmp_path / "x", check=False)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "mine.txt").write_text("not a study")
+    done = harness("study", "run", "ulorl", "--model", "m", "--out", tmp_path / "taken", check=False)
+    assert done.returncode == 2 and "not a study folder" in done.stderr
+    assert (tmp_path / "taken" / "mine.txt").read_text() == "not a study"

@@ -1,0 +1,101 @@
+"""The study table from recorded runs: per-step means, paired differences over seeds with t-intervals,
+verdicts, the idle-step filter, and refusals of folders that are not studies."""
+
+import json
+import math
+
+import pytest
+from scipy.stats import t
+
+from harness import HarnessError
+from trainers.studies.table import Interval, accuracy, load, markdown, rows, verdict
+
+SUMMARY = {
+    "warm_start_accuracy": 0.5, "constant_baseline": 0.05, "mode_answer_share": 0.1, "distinct_answers": 40,
+    "collapse": False,
+}  # fmt: skip
+
+
+def record(folder, arm, seed, steps, accuracy=0.5):
+    run = folder / "record" / f"{arm}-seed{seed}"
+    run.mkdir(parents=True)
+    (run / "metrics.jsonl").write_text(
+        "".join(json.dumps({"step": i + 1, **m}) + "\n" for i, m in enumerate(steps))
+    )
+    (run / "summary.json").write_text(json.dumps({**SUMMARY, "arm": arm, "seed": seed, "accuracy": accuracy}))
+
+
+def study(folder, seeds=3):
+    folder.mkdir(exist_ok=True)
+    (folder / "study.json").write_text(
+        json.dumps({"settings": {"study": "ulorl", "seeds": seeds, "steps": 2}})
+    )
+    return folder
+
+
+def test_paired_interval_and_verdict_over_seeds(tmp_path):
+    folder = study(tmp_path / "s")
+    gaps = [0.10, 0.20, 0.15]
+    for seed, gap in enumerate(gaps):
+        active = {
+            "ulorl/trained_tokens": 10.0,
+            "ulorl/dmmpt/trigger_rate": 0.5,
+            "ulorl/dmmpt/masked_fraction": 0.3,
+        }
+        idle = {"ulorl/trained_tokens": 0.0, "entropy": 0.0}  # a step that trained nothing: not counted
+        record(
+            folder,
+            "method",
+            seed,
+            [{**active, "entropy": 0.3 + gap}, idle, {**active, "entropy": 0.3 + gap}],
+            0.6,
+        )
+        record(folder, "ablation", seed, [{"ulorl/trained_tokens": 5.0, "entropy": 0.3}, idle], 0.55)
+        record(folder, "grpo", seed, [{"entropy": 0.3}, {"entropy": 0.3}], 0.5)
+    runs = load(folder)
+    first = rows(runs)[0]
+    assert first["method"].mean == pytest.approx(0.3 + sum(gaps) / 3)
+    half = t.ppf(0.975, 2) * 0.05 / math.sqrt(3)  # the gaps' sample standard deviation is 0.05
+    diff = first["method_minus_grpo"]
+    assert (diff.mean, diff.low, diff.high) == pytest.approx((0.15, 0.15 - half, 0.15 + half))
+    assert first["verdict"] == "shown" and first["verdict_vs_ablation"] == "shown"
+    assert rows(runs)[1]["verdict"] == "not shown"  # the trigger rate is logged by the method only
+    acc = accuracy(runs)
+    assert acc["method_minus_grpo"].mean == pytest.approx(0.1) and acc["constant_baseline"] == 0.05
+    table = markdown([runs])
+    assert "| ulorl | mean token entropy of the trained samples (higher) |" in table and "**shown**" in table
+
+
+def test_a_mechanism_that_never_fired_is_not_engaged(tmp_path):
+    folder = study(tmp_path / "s", seeds=3)
+    for seed in range(3):
+        zero = {"ulorl/trained_tokens": 1.0, "ulorl/dmmpt/trigger_rate": 0.0, "entropy": 1.0 + seed / 100}
+        record(folder, "method", seed, [zero, zero])
+        record(folder, "grpo", seed, [{"entropy": 0.5}])
+    by_key = {r["key"]: r for r in rows(load(folder))}
+    assert by_key["entropy"]["verdict"] == "shown"
+    assert by_key["ulorl/dmmpt/trigger_rate"]["verdict"] == "not engaged"
+
+
+def test_verdicts_and_one_seed():
+    assert verdict(Interval(-0.2, -0.3, -0.1, 3), +1) == "reversed"
+    assert verdict(Interval(-0.2, -0.3, -0.1, 3), -1) == "shown"
+    assert verdict(Interval(0.1, -0.1, 0.3, 3), +1) == "not shown"
+    one = Interval.of([0.4])
+    assert one.n == 1 and math.isnan(one.low) and verdict(one, +1) == "not shown" and one.text() == "0.400"
+    assert Interval.of([math.nan]).text() == "-"
+
+
+def test_folders_that_are_not_studies_are_refused(tmp_path):
+    with pytest.raises(HarnessError, match="not a study folder"):
+        load(tmp_path)
+    (tmp_path / "study.json").write_text(json.dumps({"settings": {"study": "nope", "seeds": 1}}))
+    with pytest.raises(HarnessError, match="no study 'nope'"):
+        load(tmp_path)
+    study(tmp_path, seeds=1)
+    with pytest.raises(HarnessError, match="no recorded runs"):
+        load(tmp_path)
+    (tmp_path / "study.json").unlink()
+    (tmp_path / "study.json").symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(HarnessError):
+        load(tmp_path)

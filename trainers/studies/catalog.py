@@ -1,0 +1,160 @@
+"""The studies: for each method, the regime its warm start sets up, the arms trained from it (the method,
+its mechanism switched off, GRPO) and the metrics that say whether the mechanism did its job.
+
+Every arm of a study shares the warm start, the training set, the sizes and the seeds (`BASE`); an arm
+adds its method and settings. A mechanism metric is read from each run's metrics.jsonl, averaged over
+the run's steps, and compared seed by seed: `better` is the direction the paper says the method moves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness import HarnessError
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str  # method, ablation or grpo
+    method: str  # `harness train METHOD`
+    settings: dict[str, Any] = field(default_factory=dict)  # config keys on top of the study's
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str  # a metrics.jsonl key
+    label: str
+    better: int  # +1: the method should raise it against the baseline, -1: lower it
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    method: str
+    regime: str  # what the warm start sets up, in a sentence
+    style: str  # the warm start's completion style (trainers/studies/task.py)
+    levels: str
+    config: dict[str, Any]  # config keys every arm shares
+    arms: tuple[Arm, ...]
+    metrics: tuple[Metric, ...]  # the first is the verdict's
+    engaged: tuple[str, ...] = ()  # keys the method's own arm must log above 0 (the mechanism fired)
+    # a step counts only where this key, if the run logs it, is above 0 (UloRL's steps that released no
+    # group train nothing, and TRL logs their entropy as 0)
+    active: str | None = None
+    gpu: dict[str, Any] = field(default_factory=dict)  # the GPU profile's settings for the method's own arms
+
+    def arm(self, name: str) -> Arm:
+        return next(a for a in self.arms if a.name == name)
+
+
+# every arm: the warm start's sums, the integer rule, and TRL's defaults this project uses on the CPU
+BASE: dict[str, Any] = {
+    "scorer": "integer",
+    "prompt_template": "{problem}",
+    "prompts_per_step": 4,
+    "num_generations": 8,
+    "learning_rate": 2.0e-5,
+    "temperature": 0.8,
+    "top_p": 1.0,
+    "beta": 0.0,
+    "loss_type": "dapo",
+    "report_to": [],
+    "trl": {"gradient_checkpointing": True, "lr_scheduler_type": "constant", "max_grad_norm": 1.0},
+}
+
+# SmolLM2 has no think block: every blank line is a step boundary (configs/train/spae-cpu.yaml)
+_SPAE = {"delimiter": "\n\n", "probe_max_tokens": 8, "max_refill_rounds": 1}
+# the policy judges itself; SmolLM2-135M boxes no verdict unprompted (configs/train/arena-cpu.yaml)
+_ARENA = {
+    "judge_max_tokens": 4,
+    "judge_context": 2048,
+    "keep_tail_tokens": 256,
+    "judge_prefill": "The better response is \\boxed{",
+}
+
+STUDIES = {
+    s.name: s
+    for s in (
+        Study(
+            name="ulorl",
+            method="ulorl",
+            regime="confident on the easy sums (two terms): positive samples' entropy below sigma",
+            style="direct",
+            levels="2x20,2x99,3x99",
+            config={"max_completion_length": 24},
+            arms=(
+                Arm("method", "ulorl", {"options": {"segments": 2, "mpt_masking": "dynamic"}}, "UloRL"),
+                Arm(
+                    "ablation",
+                    "ulorl",
+                    {"options": {"segments": 2, "mpt_masking": "none"}},
+                    "UloRL, no DMMPT",
+                ),
+                Arm("grpo", "grpo", {}, "GRPO"),
+            ),
+            metrics=(
+                Metric("entropy", "mean token entropy of the trained samples", +1),
+                Metric("ulorl/dmmpt/trigger_rate", "DMMPT trigger rate (positive samples)", +1),
+                Metric("ulorl/dmmpt/masked_fraction", "masked token fraction", +1),
+            ),
+            engaged=("ulorl/dmmpt/trigger_rate", "ulorl/dmmpt/masked_fraction"),
+            active="ulorl/trained_tokens",
+            # UloRL's importance sampling is its own (configs/train/ulorl-1gpu.yaml)
+            gpu={"trl": {"vllm_importance_sampling_correction": False}},
+        ),
+        Study(
+            name="spae",
+            method="spae",
+            regime="the result stated first, then checked paragraph by paragraph: the probes saturate early",
+            style="check",
+            levels="2x20,2x99,3x99",
+            config={"max_completion_length": 64, "prompts_per_step": 2, "num_generations": 4},
+            arms=(
+                Arm("method", "spae", {"options": _SPAE}, "SPAE"),
+                Arm("ablation", "spae", {"options": {**_SPAE, "alpha": 0.0}}, "SPAE, no saturation penalty"),
+                Arm(
+                    "grpo",
+                    "spae",
+                    {"options": {**_SPAE, "advantage": "dapo", "probes": True}},
+                    "GRPO (DAPO), probed",
+                ),
+            ),
+            metrics=(
+                Metric("spae/check_share", "check-token share of correct samples", -1),
+                Metric("completions/mean_length", "mean completion length (tokens)", -1),
+                Metric("spae/saturated_steps", "saturated probed steps", +1),
+                Metric("spae/r2w_rate", "right-to-wrong rate", -1),
+            ),
+            engaged=("spae/saturated_steps",),
+        ),
+        Study(
+            name="arena",
+            method="arena",
+            regime="a mix of sums the model always gets right and ones it always misses: uniform groups",
+            style="steps",
+            levels="2x20,2x99,3x99",
+            config={"max_completion_length": 40},
+            arms=(
+                Arm("method", "arena", {"options": _ARENA}, "Reasoning Arena"),
+                Arm(
+                    "ablation", "arena", {"options": {**_ARENA, "route": "none"}}, "Arena, rule rewards only"
+                ),
+                Arm("grpo", "grpo", {}, "GRPO"),
+            ),
+            metrics=(
+                Metric("advantages/nonzero_fraction", "share of rollouts with a non-zero advantage", +1),
+                Metric("frac_reward_zero_std", "share of groups whose rule rewards are uniform", -1),
+                Metric("arena/routed_fraction", "share of groups the judge re-scores", +1),
+            ),
+            engaged=("arena/routed_fraction",),
+        ),
+    )
+}
+
+
+def study(name: str) -> Study:
+    if name not in STUDIES:
+        raise HarnessError(f"no study {name!r}; studies: {', '.join(STUDIES)}")
+    return STUDIES[name]

@@ -1,0 +1,280 @@
+"""Run a study: its data, its warm start, then every (arm, seed) trained, evaluated on the held-out sums
+and gated with `harness regress`, each a `harness` command in its own process.
+
+STUDY/ holds `study.json` (the settings), `data/` (warm-start, train and held-out sums, disjoint),
+`warm-start/` (the model every arm starts from), `evals/warm-start/` (its held-out run), `runs/ARM-seedS/`
+(`harness train` folders), `evals/ARM-seedS/` and `record/ARM-seedS/` (metrics.jsonl and summary.json:
+what the table reads; the only part worth keeping). Everything is resumable: a finished part is
+skipped, an interrupted `harness train` resumes from its last checkpoint, and a study folder is only
+reused for the same settings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+from harness import HarnessError
+from harness.core.io.read import Missing, read_json
+from harness.core.settings import check, setting
+from trainers.coldstart.options import ColdStartOptions
+from trainers.studies.catalog import Study, study
+from trainers.studies.task import disjoint, parse_levels, split
+from trainers.studies.warmstart import warm_start
+
+STUDY_FILE = "study.json"
+# what a profile changes in every arm's config: on a GPU, TRL's vLLM colocated in the training process
+PROFILES: dict[str, dict] = {
+    "cpu": {},
+    "gpu": {
+        "use_vllm": True,
+        "vllm_mode": "colocate",
+        "prompts_per_step": 16,
+        "trl": {"vllm_gpu_memory_utilization": 0.3, "bf16": True},
+    },
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much of a study to run: the defaults are the full study on SmolLM2-135M-Instruct."""
+
+    study: str = setting(help="The study (its method's name).", cli=False)
+    model: str = setting(help="The model the warm start trains (a folder, e.g. from `harness fetch-model`).")
+    seeds: int = setting(3, "Seeds per arm (0..S-1).", minimum=1)
+    steps: int = setting(24, "Optimizer steps per run.", minimum=1)
+    warm_examples: int = setting(192, "Warm-start demonstrations (sums in the study's style).", minimum=1)
+    warm_epochs: float = setting(2.0, "Warm-start epochs.", exclusive_minimum=0)
+    train_size: int = setting(256, "Training sums.", minimum=1)
+    heldout_size: int = setting(60, "Held-out sums (disjoint from the others).", minimum=1)
+    eval_n: int = setting(4, "Samples per held-out sum.", minimum=1)
+    parallel: int = setting(2, "Runs at once, sharing the machine's CPUs.", minimum=1)
+    data_seed: int = setting(0, "Seed of the sums and of the warm start.", minimum=0)
+    profile: str = setting("cpu", "cpu, or gpu: vLLM colocated and larger batches (a 0.5-1.5B model).")
+
+    def __post_init__(self) -> None:
+        check(type(self), vars(self), name=lambda f: f"--{f.replace('_', '-')}")
+        if self.profile not in PROFILES:
+            raise HarnessError(f"--profile must be one of {', '.join(PROFILES)}, got {self.profile!r}")
+
+
+def _log(text: str) -> None:
+    print(f"study: {text}", flush=True)
+
+
+def _harness(*args: object, threads: int | None = None, log: Path | None = None) -> None:
+    command = [sys.executable, "-m", "harness", *map(str, args)]
+    env = dict(os.environ, **({"HARNESS_THREADS": str(threads)} if threads else {}))
+    started = time.monotonic()
+    with open(log, "a") if log else open(os.devnull, "w") as sink:
+        sink.write(f"$ {' '.join(command[2:])}\n")
+        sink.flush()
+        code = subprocess.run(command, env=env, stdout=sink, stderr=subprocess.STDOUT).returncode
+    if code != 0:
+        raise HarnessError(f"`harness {args[0]}` failed (exit {code}); its output is in {log}")
+    _log(f"harness {args[0]} {args[1] if len(args) > 1 else ''} done in {time.monotonic() - started:.0f} s")
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _claim(folder: Path, settings: Settings) -> None:
+    """Make STUDY/study.json, or check that the folder's study has the same settings."""
+    record = {"settings": asdict(settings)}
+    path = folder / STUDY_FILE
+    if folder.exists() and any(folder.iterdir()):
+        try:
+            have = read_json(path)
+        except Missing:
+            raise HarnessError(f"{folder} exists and is not a study folder (no {STUDY_FILE})") from None
+        if have.get("settings") != record["settings"]:
+            raise HarnessError(f"{folder} holds a study with other settings; choose a new folder")
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2) + "\n")
+
+
+def _eval_args(s: Study, model: Path, heldout: Path, n: int, out: Path) -> list[object]:
+    from trainers.studies.catalog import BASE
+
+    config = {**BASE, **s.config}
+    return [
+        "eval", "--benchmarks", f"jsonl:{heldout}", "--model", model, "--n", n,
+        "--temperature", config["temperature"], "--max-tokens", config["max_completion_length"],
+        "--scorer", "integer", "--prompt-template", "{problem}", "--seed", 0, "--out", out,
+    ]  # fmt: skip
+
+
+def arm_config(s: Study, arm_name: str, settings: Settings, model: Path, train: Path) -> dict:
+    """The `harness train` config of one arm (the seed is set per run)."""
+    from trainers.studies.catalog import BASE
+
+    arm = s.arm(arm_name)
+    config = {**BASE, **s.config, "method": arm.method, "model": str(model), "dataset": f"jsonl:{train}"}
+    config.update(max_steps=settings.steps, save_steps=settings.steps)
+    own = s.gpu if settings.profile == "gpu" and arm.method == s.method else {}
+    for layer in (PROFILES[settings.profile], own, arm.settings):
+        for key, value in layer.items():
+            config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
+    return config
+
+
+def prepare(
+    settings: Settings, folder: Path, model: Path | None = None
+) -> tuple[Study, dict[str, list[dict]]]:
+    """Claim the folder, write the disjoint sums to STUDY/data/ and each arm's config to STUDY/configs/
+    (starting from `model`, by default the warm start)."""
+    s = study(settings.study)
+    _claim(folder, settings)
+    sizes = (settings.warm_examples, settings.train_size, settings.heldout_size)
+    sets = dict(
+        zip(
+            ("warm-start", "train", "heldout"),
+            split(parse_levels(s.levels), sizes, settings.data_seed),
+            strict=True,
+        )
+    )
+    disjoint(*sets.values())
+    for name, rows in sets.items():
+        _write_jsonl(folder / "data" / f"{name}.jsonl", rows)
+    (folder / "configs").mkdir(exist_ok=True)
+    for arm in s.arms:
+        config = arm_config(
+            s, arm.name, settings, model or folder / "warm-start", folder / "data" / "train.jsonl"
+        )
+        (folder / "configs" / f"{arm.name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return s, sets
+
+
+def dry_run(settings: Settings, folder: Path) -> None:
+    """Write the data and configs (from the base model: no warm start is trained) and resolve each arm's
+    config with `harness train --dry-run`, which prints it and its checks."""
+    s, _ = prepare(settings, Path(folder), Path(settings.model))
+    for arm in s.arms:
+        _log(f"{arm.name}: harness train {arm.method} --config {folder}/configs/{arm.name}.yaml --dry-run")
+        code = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness",
+                "train",
+                arm.method,
+                "--config",
+                folder / "configs" / f"{arm.name}.yaml",
+                "--dry-run",
+            ]
+        ).returncode
+        if code != 0:
+            raise HarnessError(f"the {arm.name} arm's config does not resolve (exit {code})")
+
+
+def run_study(settings: Settings, folder: Path) -> Path:
+    folder = Path(folder)
+    s, sets = prepare(settings, folder)
+    logs = folder / "logs"
+    logs.mkdir(exist_ok=True)
+    started = time.monotonic()
+    options = ColdStartOptions(
+        examples=settings.warm_examples, epochs=settings.warm_epochs, learning_rate=5e-5, batch_size=8
+    )
+    model = warm_start(
+        settings.model,
+        sets["warm-start"],
+        sets["heldout"],
+        s.style,
+        options,
+        folder / "warm-start",
+        settings.data_seed,
+    )
+    _log(f"warm start ready: {model}")
+    heldout = folder / "data" / "heldout.jsonl"
+    base_eval = folder / "evals" / "warm-start"
+    if not (base_eval / "results.json").is_file():
+        _harness(*_eval_args(s, model, heldout, settings.eval_n, base_eval), log=logs / "warm-start.log")
+    jobs = [(arm.name, seed) for seed in range(settings.seeds) for arm in s.arms]
+    threads = max(1, (os.cpu_count() or 1) // settings.parallel)
+    with ThreadPoolExecutor(settings.parallel) as pool:
+        for future in [
+            pool.submit(_run_arm, s, folder, name, seed, settings, threads) for name, seed in jobs
+        ]:
+            future.result()
+    for seed in range(settings.seeds):
+        for arm in ("method", "ablation"):
+            _gate_against_grpo(folder, arm, seed)
+    _log(f"{len(jobs)} runs recorded in {folder / 'record'} ({(time.monotonic() - started) / 60:.1f} min)")
+    return folder
+
+
+def _regress(base: Path, candidate: Path, out: Path) -> dict:
+    """`harness regress BASE CANDIDATE`'s one comparison (its exit code is a verdict, not an error)."""
+    command = [sys.executable, "-m", "harness", "regress", base, candidate, "--json", out]
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    (comparison,) = read_json(out)["comparisons"]
+    return comparison
+
+
+def _gate_against_grpo(folder: Path, arm: str, seed: int) -> None:
+    """Add `harness regress`'s verdict of ARM against GRPO, same seed, to ARM's summary."""
+    path = folder / "record" / f"{arm}-seed{seed}" / "summary.json"
+    summary = read_json(path)
+    if "vs_grpo" in summary:
+        return
+    evals = folder / "evals"
+    c = _regress(
+        evals / f"grpo-seed{seed}", evals / f"{arm}-seed{seed}", evals / f"{arm}-seed{seed}.vs-grpo.json"
+    )
+    summary["vs_grpo"] = {"delta": c["delta"], "ci95": c["ci95"], "p": c["p"], "verdict": c["verdict"]}
+    path.write_text(json.dumps(summary, indent=2) + "\n")
+
+
+def _run_arm(s: Study, folder: Path, arm: str, seed: int, settings: Settings, threads: int) -> None:
+    """Train, evaluate and record one (arm, seed); a recorded one is skipped."""
+    name = f"{arm}-seed{seed}"
+    record = folder / "record" / name
+    if (record / "summary.json").is_file():
+        return
+    run, evals, log = folder / "runs" / name, folder / "evals" / name, folder / "logs" / f"{name}.log"
+    started = time.monotonic()
+    _harness(
+        "train", s.arm(arm).method, "--config", folder / "configs" / f"{arm}.yaml", "--set", f"seed={seed}",
+        "--out", run, threads=threads, log=log,
+    )  # fmt: skip
+    seconds = time.monotonic() - started
+    if not (evals / "results.json").is_file():
+        checkpoint = run / f"checkpoint-{settings.steps}"
+        _harness(
+            *_eval_args(s, checkpoint, folder / "data" / "heldout.jsonl", settings.eval_n, evals),
+            threads=threads,
+            log=log,
+        )
+    comparison = _regress(folder / "evals" / "warm-start", evals, folder / "evals" / f"{name}.regress.json")
+    summary = {
+        "arm": arm,
+        "seed": seed,
+        "train_seconds": round(seconds, 1),
+        "accuracy": comparison["candidate"],
+        "warm_start_accuracy": comparison["base"],
+        "gain_over_warm_start": comparison["delta"],
+        "gain_ci95": comparison["ci95"],
+        "verdict_vs_warm_start": comparison["verdict"],
+        "constant_baseline": comparison["constant_baseline"],
+        "mode_answer_share": comparison["candidate_answers"]["mode_answer_share"],
+        "distinct_answers": comparison["candidate_answers"]["distinct_answers"],
+        "collapse": comparison["collapse"],
+        "items": comparison["items"],
+    }
+    record.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run / "metrics.jsonl", record / "metrics.jsonl")
+    (record / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    _log(f"{name}: accuracy {summary['accuracy']:.3f} ({seconds / 60:.1f} min of training)")

@@ -1,0 +1,79 @@
+"""A study's warm start: TRL's SFTTrainer on the study's own sums, written in the study's style, after the
+same contamination check as the cold starts (no demonstration shares a sum with the held-out set).
+
+STUDY/warm-start/ is a model folder with `demonstrations.jsonl`, `log.jsonl` and `report.json`, written
+last: a folder without it is redone from scratch.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from harness import HarnessError
+from trainers.coldstart.contamination import decontaminate, ngrams
+from trainers.coldstart.demos import Demonstration
+from trainers.coldstart.options import ColdStartOptions
+from trainers.studies.task import completion
+
+REPORT = "report.json"
+
+
+def demonstrations(rows: list[dict], style: str) -> list[Demonstration]:
+    return [
+        Demonstration(
+            role="solver",
+            task=row["level"],
+            prompt=({"role": "user", "content": row["problem"]},),
+            completion=completion(row, style),
+            sources=(row["problem"],),
+        )
+        for row in rows
+    ]
+
+
+def warm_start(
+    model: str,
+    rows: list[dict],
+    heldout: list[dict],
+    style: str,
+    options: ColdStartOptions,
+    folder: Path,
+    seed: int,
+) -> Path:
+    """Train the warm start into `folder` unless a finished one is there; returns the folder."""
+    if (folder / REPORT).is_file():
+        return folder
+    from transformers import AutoTokenizer
+
+    from trainers.coldstart.sft import train_sft
+    from trainers.config import TrainConfig
+
+    against = {"heldout": set().union(*(ngrams(r["problem"]) for r in heldout))}
+    kept, contamination = decontaminate(demonstrations(rows, style), against)
+    if not kept:
+        raise HarnessError("warm start: every demonstration shares a sum with the held-out set")
+    if folder.exists():
+        shutil.rmtree(folder)  # an interrupted warm start
+    config = TrainConfig(
+        method="grpo", model=model, dataset="-", out=str(folder), seed=seed,
+        trl={"gradient_checkpointing": True},
+    )  # fmt: skip
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    started = time.perf_counter()
+    log = train_sft(config, options, tokenizer, kept, folder)
+    lines = [json.dumps(d.record()) + "\n" for d in kept]
+    (folder / "demonstrations.jsonl").write_text("".join(lines))
+    (folder / "log.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log))
+    report = {
+        "base_model": model,
+        "style": style,
+        "demonstrations": len(kept),
+        "contamination": contamination.record(),
+        "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    (folder / REPORT).write_text(json.dumps(report, indent=2) + "\n")
+    return folder
