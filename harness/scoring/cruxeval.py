@@ -24,6 +24,7 @@ from harness.sandbox import CallFailed, Limits, Served, Verdict
 SECONDS = 3.0  # CRUXEval's per-check limit
 _ANSWER = re.compile(r"\[ANSWER\](.*?)(?:\[/ANSWER\]|$)", re.DOTALL)
 _ARGS = "__harness_args__"
+_WORD = re.compile(r"\w*+")
 
 _expected: dict[str, Any] = {}
 _by_value: dict[str, bool] = {}
@@ -33,7 +34,7 @@ def extract(answer: str, mode: str) -> str:
     """The predicted output (O) or call `f(...)` (I), cut out of the assertion the model wrote."""
     blocks = _ANSWER.findall(answer)
     text = (blocks[-1] if blocks else answer).strip()
-    text = re.sub(r"^```\w*\s*|\s*```$", "", text).strip()
+    text = _unfenced(text).strip()
     if mode == "output":
         text = text.split("==", 1)[1] if "==" in text else text
     else:
@@ -41,6 +42,14 @@ def extract(answer: str, mode: str) -> str:
             text = "f" + text.split("assert f", 1)[1]
         text = text.split("==", 1)[0]
     return text.strip()
+
+
+def _unfenced(text: str) -> str:
+    """`text` without an opening ```label fence and a closing ``` fence: `^```\\w*\\s*|\\s*```$` removed,
+    in one pass (the regex re-scans a run of blank space from each of its characters: quadratic)."""
+    if text.startswith("```"):
+        text = text[_WORD.match(text, 3).end() :].lstrip()
+    return text[:-3].rstrip() if text.endswith("```") else text
 
 
 def expected_output(gold: dict) -> Any:

@@ -31,10 +31,13 @@ from dataclasses import dataclass
 from harness.core.threadsafe_ast import parse
 from trainers.methods.azr.prompts import ABDUCTION, DEDUCTION, INDUCTION, NUM_INPUTS
 
-FORMAT = re.compile(r"(?s)<think>.*?</think>\s*<answer>.*?</answer>")
+# Every pattern below runs in time linear in the text: possessive quantifiers where a backtrack could only
+# re-scan the same characters, and no lazy group that can fail at the end from every start (AZR's answers
+# are model-written: a crafted 150 kB one kept the backtracking versions busy for half a minute).
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
+_THINK_THEN_ANSWER = re.compile(r"</think>\s*+<answer>")
 _FLAGS = re.DOTALL | re.IGNORECASE
-_FENCE = re.compile(r"```([\w-]*)[ \t]*\n?(.*?)```", re.DOTALL)
+_FENCE = re.compile(r"```([\w-]*+)[ \t]*+\n?+(.*?)```", re.DOTALL)
 
 
 def _heading(name: str) -> re.Pattern[str]:
@@ -43,13 +46,16 @@ def _heading(name: str) -> re.Pattern[str]:
 
 
 _INPUT_HEADING, _MESSAGE_HEADING = _heading("Input"), _heading("Message")
-_MESSAGE_TAG = re.compile(r"<message>\s*(.*?)\s*</message>", _FLAGS)
-_FALLBACKS = {
+_MESSAGE_OPEN, _MESSAGE_CLOSE = (
+    re.compile("<message>", re.IGNORECASE),
+    re.compile("</message>", re.IGNORECASE),
+)
+_FALLBACKS = {  # (pattern, searched only up to the text's last ")")
     kind: (
-        _heading(kind.capitalize()),
-        re.compile(rf"{kind}\s*\((.*?)\)", _FLAGS),
-        re.compile(rf"<{kind}>\s*(.*?)(?:</{kind}>|\s*$)", _FLAGS),
-        re.compile(rf"the {kind} is\s*(.*?)\.?$", _FLAGS),
+        (_heading(kind.capitalize()), False),
+        (re.compile(rf"{kind}\s*+\(([^)]*+)\)", _FLAGS), True),  # a call's arguments end at a ")"
+        (re.compile(rf"<{kind}>\s*+(.*?)(?:</{kind}>|$)", _FLAGS), False),  # the caller strips the end
+        (re.compile(rf"the {kind} is\s*(.*?)\.?$", _FLAGS), False),
     )
     for kind in ("input", "output")
 }
@@ -78,9 +84,14 @@ class Invalid:
 
 
 def format_ok(text: str, think_opened: bool = True) -> bool:
-    """Whether the completion is `<think>...</think>` then `<answer>...</answer>`; `think_opened` when the
-    prompt ended with the prefilled `<think>` (the raw R1 template)."""
-    return FORMAT.match(("<think>" if think_opened else "") + text.lstrip()) is not None
+    """Whether the completion is `<think>...</think>` then `<answer>...</answer>` (blank space between);
+    `think_opened` when the prompt ended with the prefilled `<think>` (the raw R1 template). One pass: the
+    first `</think>` followed by `<answer>` needs a later `</answer>`."""
+    text = ("<think>" if think_opened else "") + text.lstrip()
+    if not text.startswith("<think>"):
+        return False
+    found = _THINK_THEN_ANSWER.search(text, len("<think>"))
+    return found is not None and text.find(ANSWER_CLOSE, found.end()) != -1
 
 
 def answer_text(text: str) -> str | None:
@@ -144,11 +155,20 @@ def _inputs_message(answer: str, num_inputs: int) -> Proposal | Invalid:
     messages = fences(answer, "message")
     if messages:
         return Proposal(None, tuple(inputs[-num_inputs:]), messages[0])
-    for pattern in (_MESSAGE_TAG, _MESSAGE_HEADING):
-        found = pattern.search(answer)
-        if found:
-            return Proposal(None, tuple(inputs[-num_inputs:]), found.group(1).strip())
-    return Invalid("no message")
+    message = _message_tag(answer)
+    if message is None:
+        heading = _MESSAGE_HEADING.search(answer)
+        message = heading.group(1).strip() if heading else None
+    if message is None:
+        return Invalid("no message")
+    return Proposal(None, tuple(inputs[-num_inputs:]), message)
+
+
+def _message_tag(answer: str) -> str | None:
+    """The stripped text of the first `<message>` that a `</message>` closes (tags in any case)."""
+    opened = _MESSAGE_OPEN.search(answer)
+    closed = opened and _MESSAGE_CLOSE.search(answer, opened.end())
+    return answer[opened.end() : closed.start()].strip() if closed else None
 
 
 def rename(code: str, tree: ast.Module, old: str, new: str) -> str:
@@ -204,8 +224,8 @@ def extract_solution(text: str, task: str) -> str | None:
     found = fences(answer, kind)
     if found:
         return found[-1]
-    for pattern in _FALLBACKS[kind]:
-        matches = pattern.findall(answer)
+    for pattern, to_last_paren in _FALLBACKS[kind]:
+        matches = pattern.findall(answer[: answer.rfind(")") + 1] if to_last_paren else answer)
         if matches:
             return matches[-1].strip()
     return answer
