@@ -1,7 +1,12 @@
 """The terminal summary after `harness eval` and `harness score`: one table, and a one-line legend that
 defines every column and its unit."""
 
+import contextlib
+import io
 import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.report.summary import COLUMNS, LEGEND, print_summary
 
@@ -33,3 +38,18 @@ def test_the_legend_gives_each_percentage_its_unit():
     percent = {"avg@n [95% CI]", "pass@n", "maj@n", "truncated", "no answer", "top answer"}
     for header, meaning in COLUMNS:
         assert ("%" in meaning) == (header in percent), header
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.text(alphabet="[]/abx =#\\", min_size=1, max_size=16),
+    title=st.text(alphabet="[]/ab\\", max_size=12),
+)
+def test_outside_names_are_printed_as_text_never_as_markup(name, title):
+    """A benchmark name or a title from a run folder is text: `[/red]` neither styles nor breaks the table."""
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        print_summary({name: RESULTS["aime24"]}, title)
+    out = printed.getvalue()
+    rows = [line for line in out.splitlines() if "25.0 [10.0, 40.0]" in line]
+    assert len(rows) == 1 and name.strip() in rows[0]
+    assert title.strip() in out

@@ -23,11 +23,12 @@ LEGEND = "; ".join(f"{header}: {meaning}" for header, meaning in COLUMNS if mean
 def print_summary(results: dict, title: str) -> None:
     """The run's one table (on stdout: it is the command's result) and the legend of its columns."""
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
     if not console.is_terminal:  # logs and pipes: wide enough for every column
         console.width = max(console.width, 140)
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")  # names and paths from outside: never markup
     for header, _ in COLUMNS:
         table.add_column(header, no_wrap=True, justify="left" if header == "benchmark" else "right")
     for benchmark, m in results.items():
@@ -37,7 +38,7 @@ def print_summary(results: dict, title: str) -> None:
         n = avg.split("@")[1]
         low, high = m["ci95"]
         table.add_row(
-            benchmark,
+            Text(benchmark),
             str(m["n_items"]),
             n,
             f"{100 * m[avg]:.1f} [{100 * low:.1f}, {100 * high:.1f}]",

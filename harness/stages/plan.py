@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from rich.markup import escape
+
 from benchmarks import get_benchmark
 from harness import HarnessError
 from harness.backends.chat import chosen_options
@@ -203,7 +205,8 @@ def scoring_config(
         extra["judge"] = judge.identity()
     elif judge is not None:
         console.print(
-            f"[yellow]--judge-model: no benchmark of this run is judged ({', '.join(scorers)})[/yellow]"
+            f"[yellow]--judge-model: no benchmark of this run is judged "
+            f"({escape(', '.join(scorers))})[/yellow]"
         )
     return extra
 
