@@ -12,6 +12,7 @@ from typing import Any
 
 from harness import HarnessError
 from harness.core.data import read_rows, sha256_file
+from harness.core.io.read import Linked
 from harness.core.progress import console
 from harness.core.types import Item, Sampling
 from harness.scoring.latex import has_corrupted_escape
@@ -154,13 +155,15 @@ class Benchmark:
             for layout in layouts:
                 paths = [data_dir / folder / f for f in layout.files]
                 tried.append(" + ".join(str(p) for p in paths))
-                if not all(p.is_file() for p in paths):
+                if not all(os.path.lexists(p) for p in paths):
                     continue
                 source: dict[str, Any] = {"kind": "local", "dir": str((data_dir / folder).absolute())}
                 if self.hub and layout is self.hub.layout:  # the layout, not the origin of the bytes
                     source["laid_out_as"] = f"{self.hub.repo}@{self.hub.revision}"
-                try:
-                    loaded = self._build(paths, list(layout.files), layout, source)
+                try:  # every file reached from the named folder: a link below it refuses the command
+                    loaded = self._build(paths, list(layout.files), layout, source, root=data_dir)
+                except Linked:
+                    raise
                 except HarnessError as e:
                     broken.append(str(e))
                     continue
@@ -199,9 +202,14 @@ class Benchmark:
         raise HarnessError(f"benchmark {self.name!r} has no Hub source; pass --data-dir")
 
     def _build(
-        self, paths: list[Path], names: list[str], layout: FileLayout, source: dict[str, Any]
+        self,
+        paths: list[Path],
+        names: list[str],
+        layout: FileLayout,
+        source: dict[str, Any],
+        root: Path | None = None,
     ) -> Loaded:
-        return _build(paths, layout, source, self.keep, names=names, math_text=self.math_text)
+        return _build(paths, layout, source, self.keep, names=names, math_text=self.math_text, root=root)
 
 
 def _download(url: str, benchmark: str) -> Path:
@@ -240,17 +248,18 @@ def _build(
     *,
     names: list[str] | None = None,
     math_text: bool = False,
+    root: Path | None = None,
 ) -> Loaded:
     """The items of `paths` (recorded under `names`: paths in the repo or in the source's folder). With
     `math_text`, items whose row has a LaTeX escape decoded by JSON in its text (problem, answer,
     solution...) are listed in the source's `corrupted_escapes` (item, file:line, fields); they stay
-    loaded."""
+    loaded. Each file is reached from `root` (default: its own folder) without following a link."""
     names = names or [p.name for p in paths]
     items: list[Item] = []
     seen: dict[str, str] = {}
     corrupted: list[dict[str, Any]] = []
     for path, name in zip(paths, names, strict=True):
-        for number, row in read_rows(path):
+        for number, row in read_rows(path, root):
             item = layout.to_item(row, path, number)
             if item.id in seen:
                 raise HarnessError(
@@ -266,7 +275,7 @@ def _build(
         raise HarnessError(f"{', '.join(map(str, paths))}: no items")
     source = {
         **source,
-        "files": [{"path": n, "sha256": sha256_file(p)} for p, n in zip(paths, names, strict=True)],
+        "files": [{"path": n, "sha256": sha256_file(p, root)} for p, n in zip(paths, names, strict=True)],
         "content_hash": content_hash(items),
         "n_items": len(items),
         **({"corrupted_escapes": corrupted} if corrupted else {}),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,8 @@ from typing import Any
 
 from harness import HarnessError
 from harness.core.data import sha256_file
+from harness.core.io.read import CONFIG_BYTES, Missing, check_regular, is_regular, open_regular, read_json
+from harness.core.io.write import OutDir
 
 CHECKSUMS = "checksums.json"
 HOW_TO = "docs/install.md, 'Benchmark data'"  # the page that says where the files come from
@@ -64,7 +65,7 @@ def _fetch_benchmark(bench, to: Path, source: Path | None) -> Fetched:
         origin = {"kind": "local", "from": str(folder)}
         if "laid_out_as" in loaded.source:
             origin["laid_out_as"] = loaded.source["laid_out_as"]
-        fetched = _place(bench.name, files, to, origin)
+        fetched = _place(bench.name, files, to, origin, source)
     else:
         fetched = _from_origin(bench, to)
     bench.load(to)  # what was placed is what --data-dir reads (an error names the file if not)
@@ -107,63 +108,66 @@ def _fetch_dapo(to: Path, source: Path | None) -> Fetched:
     (name,) = DAPO_MATH_17K.layout.files
     if source is not None:
         parquet = source / NAME / name
-        if not parquet.is_file():
-            raise HarnessError(f"--from {source}: no {NAME}/{name} (the Hub's layout, under {NAME}/)")
+        try:
+            check_regular(parquet, source)
+        except Missing:
+            raise HarnessError(
+                f"--from {source}: no {NAME}/{name} (the Hub's layout, under {NAME}/)"
+            ) from None
         origin: dict[str, Any] = {"kind": "local", "from": str(source / NAME)}
     else:
         why = hub_unreachable()
         if why is not None:
             raise HarnessError(_offline_message(NAME, DAPO_MATH_17K, why, to))
         (parquet,), origin = DAPO_MATH_17K.download(NAME)
-    to.mkdir(parents=True, exist_ok=True)
-    out = to / f"{NAME}.jsonl"
-    with tempfile.TemporaryDirectory(dir=to, prefix=f".{NAME}.") as scratch:
-        made = Path(scratch) / out.name
+    with tempfile.TemporaryDirectory(prefix=f".{NAME}.") as scratch:
+        made = Path(scratch) / f"{NAME}.jsonl"
         converted = convert(parquet, made)
-        _refuse_other_file(out, sha256_file(made))
-        os.replace(made, out)
-    fetched = Fetched(NAME, {**origin, "file": name, "sha256": sha256_file(parquet)})
-    fetched.files.append({"path": out.name, "sha256": sha256_file(out), "bytes": out.stat().st_size})
+        fetched = Fetched(NAME, {**origin, "file": name, "sha256": sha256_file(parquet, source)})
+        digest = sha256_file(made)
+        _refuse_other_file(to / made.name, digest, to)
+        with OutDir.open(to) as out, open(open_regular(made), "rb") as f:
+            out.write(made.name, f)
+        fetched.files.append({"path": made.name, "sha256": digest, "bytes": os.path.getsize(made)})
     fetched.note = f"{converted.rows} rows -> {converted.written} distinct questions" + (
         f" ({converted.conflicting} with two answers left out)" if converted.conflicting else ""
     )
     return fetched
 
 
-def _place(name: str, files: list[tuple[Path, str]], to: Path, origin: dict[str, Any]) -> Fetched:
-    """Copy `files` (source path, path under the benchmark's folder) to to/<name>/; a file already
-    there with the same bytes is kept, one with other bytes is refused before anything is copied."""
-    folder = to / name
+def _place(
+    name: str, files: list[tuple[Path, str]], to: Path, origin: dict[str, Any], source: Path | None = None
+) -> Fetched:
+    """Copy `files` (source path, path under the benchmark's folder) to to/<name>/ through the one writer;
+    a file already there with the same bytes is kept, one with other bytes is refused before anything is
+    copied. Sources are read from `source` (the --from folder; default: each file's own folder) and
+    existing files from `to`, neither through a link."""
     planned = []
     for path, relative in files:
-        digest = sha256_file(path)
-        _refuse_links(to, folder / relative)
-        _refuse_other_file(folder / relative, digest)
-        planned.append((path, folder / relative, digest))
+        digest = sha256_file(path, source)
+        target = to / name / relative
+        _refuse_other_file(target, digest, to)
+        planned.append((path, f"{name}/{relative}", digest))
     fetched = Fetched(name, origin)
-    for path, target, digest in planned:
-        if not target.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    with OutDir.open(to) as out:
+        for path, relative, digest in planned:
+            if not is_regular(to / relative, to):
+                with open(open_regular(path, source), "rb") as f:
+                    out.write(relative, f)
+            size = os.fstat(fd := open_regular(to / relative, to)).st_size
             os.close(fd)
-            shutil.copyfile(path, partial)
-            os.replace(partial, target)
-        relative = target.relative_to(to).as_posix()
-        fetched.files.append({"path": relative, "sha256": digest, "bytes": target.stat().st_size})
+            fetched.files.append({"path": relative, "sha256": digest, "bytes": size})
     return fetched
 
 
-def _refuse_links(to: Path, target: Path) -> None:
-    """A folder on the way from `to` to `target` that is a link would put the files elsewhere."""
-    for parent in list(target.relative_to(to).parents)[:-1]:
-        if (to / parent).is_symlink():
-            raise HarnessError(f"{to / parent} is a link; fetch-data writes only into real folders")
-
-
-def _refuse_other_file(target: Path, digest: str) -> None:
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise HarnessError(f"{target} is a link or a folder; move it or choose another --to")
-    if target.is_file() and sha256_file(target) != digest:
+def _refuse_other_file(target: Path, digest: str, to: Path) -> None:
+    """Refuse a file at `target` (reached from `to` without a link) whose bytes differ; a link or a
+    folder on the way or at the name is refused by the reader."""
+    try:
+        found = sha256_file(target, to)
+    except Missing:
+        return
+    if found != digest:
         raise HarnessError(
             f"{target} exists with other bytes than the source's (sha256 {digest[:12]}...); move it "
             "or choose another --to"
@@ -171,23 +175,22 @@ def _refuse_other_file(target: Path, digest: str) -> None:
 
 
 def read_checksums(to: Path) -> dict[str, Any]:
-    """DIR/checksums.json: benchmark -> {origin, files}; {} where there is none yet."""
+    """DIR/checksums.json through the one reader: benchmark -> {origin, files}; {} where there is none."""
     path = to / CHECKSUMS
-    if not path.is_file():
-        return {}
     try:
-        recorded = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise HarnessError(f"{path}: not a checksums file harness fetch-data wrote ({e})") from None
-    if not isinstance(recorded, dict):
+        recorded = read_json(path, to, CONFIG_BYTES)
+    except Missing:
+        return {}
+    except HarnessError as e:
+        raise HarnessError(f"not a checksums file harness fetch-data wrote: {e}") from None
+    if not isinstance(recorded, dict) or not all(isinstance(v, dict) for v in recorded.values()):
         raise HarnessError(f"{path}: not a checksums file harness fetch-data wrote")
     return recorded
 
 
 def _record(to: Path, fetched: Fetched) -> None:
-    """Add (or replace) one entry of DIR/checksums.json, written whole through a temporary file."""
-    from harness.core.store import atomic_write
-
+    """Add (or replace) one entry of DIR/checksums.json, written whole by the one writer."""
     recorded = read_checksums(to)
     recorded[fetched.name] = {"origin": fetched.origin, "files": fetched.files}
-    atomic_write(to / CHECKSUMS, json.dumps(recorded, indent=2, sort_keys=True) + "\n")
+    with OutDir.open(to) as out:
+        out.write(CHECKSUMS, json.dumps(recorded, indent=2, sort_keys=True) + "\n")

@@ -93,7 +93,7 @@ def test_a_benchmark_folder_that_is_a_link_is_refused(shared_data, tmp_path):
     to.mkdir()
     (to / "math500").symlink_to(elsewhere)
     done = run_cli("fetch-data", "math500", "--from", str(shared_data), "--to", str(to), check=False)
-    assert done.returncode == 2 and f"{to / 'math500'} is a link" in done.stderr
+    assert done.returncode == 2 and f"{to / 'math500'}: a symbolic link" in done.stderr
     assert not any(elsewhere.iterdir()) and not (to / "checksums.json").exists()
 
 

@@ -15,25 +15,27 @@ JSON_WHITESPACE = " \t\r\n"  # a JSONL line of only these is blank
 MAX_LINE_BYTES = 16 << 20  # bounds the memory one line of a data file takes (and a prompt made of it)
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path, root: Path | None = None) -> str:
+    """The file's sha256, read without following a link between `root` (default: its folder) and it."""
     digest = hashlib.sha256()
-    with open(open_regular(path), "rb") as f:
+    with open(open_regular(path, root), "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line or row number, row) from a .jsonl, .json, .csv or .tsv file (maybe .gz) or .parquet."""
+def read_rows(path: Path, root: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line or row number, row) from a .jsonl, .json, .csv or .tsv file (maybe .gz) or .parquet,
+    reached from `root` (the folder the user named; default: the file's own) without following a link."""
     name = path.name
     try:
-        check_regular(path)
+        check_regular(path, root)
     except Missing:
         raise HarnessError(f"{path}: no such file") from None
     if name.endswith(".parquet"):
-        yield from enumerate(_parquet_rows(path), start=1)
+        yield from enumerate(_parquet_rows(path, root), start=1)
         return
-    lines = _text_lines(path)
+    lines = _text_lines(path, root)
     if name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
         import csv
 
@@ -60,10 +62,10 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, _object(row, path, f"line {number}")
 
 
-def _text_lines(path: Path) -> Iterator[str]:
+def _text_lines(path: Path, root: Path | None) -> Iterator[str]:
     """The file's lines (gunzipped for .gz), each decoded as UTF-8, or an error naming the line."""
     try:
-        raw = open(open_regular(path), "rb")
+        raw = open(open_regular(path, root), "rb")
         with gzip.open(raw) if path.name.endswith(".gz") else raw as f, raw:
             for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), start=1):
                 if len(line) > MAX_LINE_BYTES:
@@ -78,12 +80,12 @@ def _text_lines(path: Path) -> Iterator[str]:
         raise HarnessError(f"{path}: unreadable ({e})") from None
 
 
-def _parquet_rows(path: Path) -> list[dict[str, Any]]:
+def _parquet_rows(path: Path, root: Path | None) -> list[dict[str, Any]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        with open(open_regular(path), "rb") as f:
+        with open(open_regular(path, root), "rb") as f:
             return pq.read_table(f).to_pylist()
     except (pa.ArrowException, OSError) as e:
         raise HarnessError(f"{path}: not a readable parquet file ({e})") from None

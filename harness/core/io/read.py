@@ -40,6 +40,11 @@ class Missing(HarnessError):
     """The file is not there (callers that allow an absent file catch this one)."""
 
 
+class Linked(HarnessError):
+    """A link on the way to a file from outside: refused, never followed (callers that skip a broken copy
+    of something still stop at this one)."""
+
+
 class Unfit(ValueError):
     """Why parsed text is refused, in a few words (the caller names the file)."""
 
@@ -106,7 +111,7 @@ def _walk(root: Path, parts: tuple[str, ...]) -> int:
 
 def _opening(path: Path, error: OSError) -> HarnessError:
     if error.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):
-        return HarnessError(
+        return Linked(
             f"{path}: a symbolic link; files from outside are read only as regular files, never through "
             "a link (replace the link with what it points to)"
         )

@@ -19,6 +19,7 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import quote
 
 from harness import HarnessError
@@ -164,19 +165,21 @@ class OutDir:
             raise HarnessError(f"{relative!r} cannot name a file in {self.path}")
         return self.folders(folders), name
 
-    def write(self, relative: str | Path, data: str | bytes, *, sync: bool = True) -> Path:
+    def write(self, relative: str | Path, data: str | bytes | BinaryIO, *, sync: bool = True) -> Path:
         """Write a whole file: a temporary file beside it, flushed to disk (unless `sync` is False: a
-        bundle's thousands of small files), then renamed over its name."""
-        payload = data.encode("utf-8") if isinstance(data, str) else data
+        bundle's thousands of small files), then renamed over its name. `data` may be a binary file,
+        copied in blocks."""
+        blocks = _blocks(data)
         parent, name = self._parent(relative)
         with parent, _as_harness_error(self.path / relative):
             tmp = f".{name[:NAME_BYTES]}.{secrets.token_hex(6)}.tmp"
             fd = os.open(tmp, NEW_FILE, 0o644, dir_fd=parent.fd)
             try:
                 try:
-                    view = memoryview(payload)
-                    while view:
-                        view = view[os.write(fd, view) :]
+                    for block in blocks:
+                        view = memoryview(block)
+                        while view:
+                            view = view[os.write(fd, view) :]
                     if sync:
                         os.fsync(fd)
                 finally:
@@ -220,6 +223,15 @@ class OutDir:
                 shutil.rmtree(name, dir_fd=self.fd)
             else:
                 os.unlink(name, dir_fd=self.fd)
+
+
+def _blocks(data: str | bytes | BinaryIO) -> Iterator[bytes]:
+    if isinstance(data, str):
+        yield data.encode("utf-8")
+    elif isinstance(data, bytes):
+        yield data
+    else:
+        yield from iter(lambda: data.read(1 << 20), b"")
 
 
 @contextmanager
