@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, RootModel, model_validator
 
 from harness import HarnessError
-from harness.core.io.read import RECORDS_BYTES, Missing, Unfit, loads, read_bytes, validate
+from harness.core.io.read import RECORDS_BYTES, RUN_JSON_BYTES, Missing, Unfit, loads, read_bytes, validate
 from harness.core.io.write import append_file, open_file
 from harness.core.io.write import write_file as atomic_write
 
@@ -119,9 +119,10 @@ class RunInfo(BaseModel, extra="allow"):
 SCHEMAS: dict[str, Any] = {RUN: RunInfo, RESULTS: Results}
 
 
-def read_file(path: Path) -> bytes:
-    """A run folder's file, whole: a regular file reached without a link, bounded in size."""
-    return read_bytes(path, limit=RECORDS_BYTES)
+def read_file(path: Path, limit: int = RECORDS_BYTES) -> bytes:
+    """A run folder's file, whole: a regular file reached without a link, bounded in size (the records
+    by memory; run.json and results.json by what they hold)."""
+    return read_bytes(path, limit=limit)
 
 
 def record_key(record: dict[str, Any]) -> tuple[str, str, int]:
@@ -150,7 +151,7 @@ class RunDir:
     def read_json(self, name: str) -> dict[str, Any]:
         path = self.file(name)
         try:
-            obj = loads(read_file(path))
+            obj = loads(read_file(path, RUN_JSON_BYTES))
         except Missing:
             raise HarnessError(f"{path}: not found (is {self.path} a run directory?)") from None
         except Unfit as e:

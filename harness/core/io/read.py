@@ -30,6 +30,7 @@ MAX_INT_DIGITS = 40  # beyond any count, seed or step (2**64 has 20 digits)
 DATA_INT_DIGITS = 1000  # a benchmark's own numbers (MBPP+ tests hold integers of 101 digits)
 CONFIG_BYTES = 1 << 20
 JSON_BYTES = 512 << 20
+RUN_JSON_BYTES = 64 << 20  # run.json and results.json: a config and its aggregates, kilobytes to megabytes
 RECORDS_BYTES = 8 << 30  # a run's generations.jsonl; bounded by memory before this
 FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -135,13 +136,20 @@ def is_regular(path: Path, root: Path | None = None) -> bool:
 
 
 def read_bytes(path: Path, root: Path | None = None, limit: int = JSON_BYTES) -> bytes:
-    """The whole file, refused beyond `limit` bytes."""
+    """The whole file, refused beyond `limit` bytes. Memory is sized by the file, never by the limit: a
+    8 GiB limit must not reserve 8 GiB of address space to read a file of kilobytes."""
     fd = open_regular(path, root)
     with open(fd, "rb") as f:
-        if os.fstat(fd).st_size > limit:
+        size = os.fstat(fd).st_size
+        if size > limit:
             raise HarnessError(f"{path}: larger than {_size(limit)}, more than this file ever holds")
-        data = f.read(limit + 1)
-    if len(data) > limit:  # grew while it was read
+        data = f.read(size + 1)  # one byte more sees a file that grows while it is read
+        while size < len(data) <= limit:
+            more = f.read(min(1 << 20, limit + 1 - len(data)))
+            if not more:
+                break
+            data += more
+    if len(data) > limit:
         raise HarnessError(f"{path}: larger than {_size(limit)}, more than this file ever holds")
     return data
 
