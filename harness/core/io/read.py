@@ -211,7 +211,30 @@ def loads(data: bytes | str, digits: int = MAX_INT_DIGITS) -> Any:
         raise Unfit(f"nested deeper than {MAX_DEPTH} levels") from None
     if text.count("[") + text.count("{") > MAX_DEPTH:
         check_plain(value)  # JSON holds only plain kinds and string keys: this bounds its depth
+    if _SURROGATE_ESCAPE.search(text) or (isinstance(data, str) and _SURROGATE.search(text)):
+        check_text(value)  # only text that could hold one is walked
     return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def check_text(value: Any) -> None:
+    """Refuse a string (or key) holding a lone surrogate: JSON's `\\ud800` escape decodes to one, and
+    no UTF-8 file can hold it, so every writer would fail on it later (after overwriting its file)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found = _SURROGATE.search(item)
+            if found:
+                raise Unfit(f"a lone surrogate (\\u{ord(found.group()):04x}) in a string: not text")
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def read_json(path: Path, root: Path | None = None, limit: int = JSON_BYTES) -> Any:
@@ -306,6 +329,7 @@ def load_yaml(text: str) -> Any:
     except RecursionError:
         raise Unfit(f"nested deeper than {MAX_DEPTH} levels") from None
     check_plain(value)
+    check_text(value)
     return value
 
 
