@@ -99,3 +99,24 @@ def test_checksums_are_recorded_through_the_writer(source, tmp_path):
     assert read_checksums(to) == recorded
     fetch(["math500"], to, folder)  # the same bytes again: kept, recorded once
     assert json.loads((to / CHECKSUMS).read_text()) == recorded
+
+
+def test_a_gzip_of_blank_lines_and_an_oversized_csv_field_are_one_line_errors(tmp_path, monkeypatch):
+    import gzip
+
+    from harness.core import data
+    from harness.core.data import read_rows
+
+    monkeypatch.setattr(data, "MAX_LINES", 1000)
+    bomb = tmp_path / "blank.jsonl.gz"
+    with gzip.open(bomb, "wb") as f:
+        f.write(b"\n" * 5000)
+    with pytest.raises(HarnessError, match="more than 1,000 lines"):
+        list(read_rows(bomb))
+    wide = tmp_path / "wide.csv"
+    wide.write_text('id,problem\n1,"' + "x" * 100_000 + '"\n2,"' + ("y" * 60_000 + "\n") * 3 + '"\n')
+    # row 2's field spans three lines: 180,003 characters, over the csv module's own 128 KiB
+    assert [len(r["problem"]) for _, r in read_rows(wide)] == [100_000, 180_003]
+    monkeypatch.setattr(data, "MAX_LINE_BYTES", 150_000)  # every line fits, row 2's field does not
+    with pytest.raises(HarnessError, match=r"wide.csv:\d+: not a CSV row \(field larger than field limit"):
+        list(read_rows(wide))

@@ -13,6 +13,9 @@ from harness.core.io.read import DATA_INT_DIGITS, Missing, Unfit, check_regular,
 
 JSON_WHITESPACE = " \t\r\n"  # a JSONL line of only these is blank
 MAX_LINE_BYTES = 16 << 20  # bounds the memory one line of a data file takes (and a prompt made of it)
+# bound what a (decompressed) text file may hold, blank lines included: a gzip of blank lines is no
+# benchmark (benchmarks and generations files hold thousands to hundreds of thousands of lines)
+MAX_TEXT_BYTES, MAX_LINES = 8 << 30, 5_000_000
 
 
 def sha256_file(path: Path, root: Path | None = None) -> str:
@@ -39,8 +42,13 @@ def read_rows(path: Path, root: Path | None = None) -> Iterator[tuple[int, dict[
     if name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
         import csv
 
+        csv.field_size_limit(MAX_LINE_BYTES)  # a field within a line's bound (the module's own is 128 KiB)
         delimiter = "\t" if ".tsv" in name else ","
-        yield from enumerate(csv.DictReader(lines, delimiter=delimiter), start=1)
+        rows = csv.DictReader(lines, delimiter=delimiter)
+        try:
+            yield from enumerate(rows, start=1)
+        except csv.Error as e:
+            raise HarnessError(f"{path}:{rows.line_num}: not a CSV row ({e})") from None
         return
     if name.endswith((".json", ".json.gz")):
         try:
@@ -67,10 +75,17 @@ def _text_lines(path: Path, root: Path | None) -> Iterator[str]:
     try:
         raw = open(open_regular(path, root), "rb")
         with gzip.open(raw) if path.name.endswith(".gz") else raw as f, raw:
+            read = 0
             for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), start=1):
                 if len(line) > MAX_LINE_BYTES:
                     raise HarnessError(
                         f"{path}:{number}: a line longer than {MAX_LINE_BYTES >> 20} MiB, more than any item"
+                    )
+                read += len(line)
+                if number > MAX_LINES or read > MAX_TEXT_BYTES:
+                    raise HarnessError(
+                        f"{path}: more than {MAX_LINES:,} lines or {MAX_TEXT_BYTES >> 30} GiB of text "
+                        "(decompressed), more than any benchmark or generations file"
                     )
                 try:
                     yield line.decode("utf-8")
