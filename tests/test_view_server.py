@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -328,3 +329,36 @@ def test_the_request_path_reader_names_each_malformation():
             request_path(target)
         assert refused.value.status == status, target[:40]
     assert static_file("a" * 5000) is None and static_file("app.js") is not None
+
+
+def _idle(server, count: int) -> list[socket.socket]:
+    return [socket.create_connection(server.server_address[:2], timeout=10) for _ in range(count)]
+
+
+def _closed_by_server(sock: socket.socket, within: float) -> bool:
+    sock.settimeout(within)
+    try:
+        return sock.recv(1) == b""
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+@pytest.mark.slow
+def test_two_thousand_idle_connections_cost_no_thread_and_a_request_is_still_answered(served):
+    held = _idle(served, 2000)
+    started = time.monotonic()
+    status, body = get(served, "/")
+    assert status == 200 and b"<html" in body.lower() and time.monotonic() - started < 5
+    assert threading.active_count() < 40  # the idle ones wait in a selector, not in threads
+    for sock in held:
+        sock.close()
+
+
+def test_an_idle_connection_is_closed_and_the_oldest_goes_beyond_the_cap(served):
+    served.idle_seconds, served.max_waiting = 1.0, 5
+    first = _idle(served, 7)
+    assert all(_closed_by_server(s, 2.0) for s in first[:2])  # over the cap of 5: the two oldest
+    assert all(_closed_by_server(s, 3.0) for s in first[2:])  # then idle past a second
+    assert get(served, "/")[0] == 200

@@ -5,14 +5,23 @@ inside the package's static folder) and data (`/api/PATH`, answered by `Site.get
 positions, not file names). Nothing else on the machine, the run folders included, is served as a file.
 A malformed path (too long, broken percent-escapes, control characters or raw bytes outside ASCII, `..`)
 is answered 400 or 414, one that names nothing 404, never with a traceback.
+
+Connections cost no thread while they are idle: they wait in one selector until they send something,
+then a bounded pool of workers answers them (each read on the socket times out). A connection idle for
+`IDLE_SECONDS` is closed, and beyond `MAX_WAITING` waiting connections the oldest is closed, so
+thousands of idle connections neither exhaust the threads nor keep a real request from an answer.
 """
 
 from __future__ import annotations
 
 import json
 import mimetypes
+import selectors
 import socket
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -31,6 +40,9 @@ TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".w
 
 
 MAX_PATH = 2048  # characters of a request's path; the page's longest is under 100
+IDLE_SECONDS = 10.0  # a connection that sends nothing for this long is closed; each read's timeout too
+MAX_WAITING = 4096  # idle connections held at once (beyond: the oldest is closed)
+WORKERS = 16  # requests answered at once
 
 
 class BadPath(ValueError):
@@ -75,6 +87,7 @@ def content_type(path: Path) -> str:
 class Handler(BaseHTTPRequestHandler):
     site: Site
     hosts: frozenset[str] = frozenset()  # Host headers accepted (empty: any, when exposed with --host)
+    timeout = IDLE_SECONDS  # each read of the request; HTTP/1.0: one request per connection
 
     def parse_request(self) -> bool:
         """A request line holding a byte outside printable ASCII is refused whole: http.server would
@@ -142,14 +155,69 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
-class IPv6Server(ThreadingHTTPServer):
+class Server(ThreadingHTTPServer):
+    """http.server's, with idle connections held in one selector instead of a thread each."""
+
+    request_queue_size = 128
+    idle_seconds, max_waiting = IDLE_SECONDS, MAX_WAITING
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._selector = selectors.DefaultSelector()
+        self._lock = threading.Lock()
+        self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="harness-view")
+        self._closing = False
+        self._watcher = threading.Thread(target=self._watch, name="harness-view-idle", daemon=True)
+        self._watcher.start()
+
+    def process_request(self, request, client_address) -> None:
+        """Hold the new connection until it sends something (serve_forever's thread calls this)."""
+        with self._lock:
+            waiting = self._selector.get_map()
+            while len(waiting) >= self.max_waiting:
+                self._drop(next(iter(waiting.values())).fileobj)  # the oldest: registered first
+            self._selector.register(request, selectors.EVENT_READ, (client_address, time.monotonic()))
+
+    def _watch(self) -> None:
+        while not self._closing:
+            ready = self._selector.select(timeout=0.2)
+            with self._lock:
+                for key, _ in ready:
+                    if key.fd not in self._selector.get_map():  # dropped since select() saw it
+                        continue
+                    self._selector.unregister(key.fileobj)
+                    try:
+                        self._workers.submit(self.process_request_thread, key.fileobj, key.data[0])
+                    except RuntimeError:  # the interpreter is exiting: its executors take no work
+                        self.shutdown_request(key.fileobj)
+                        return
+                cutoff = time.monotonic() - self.idle_seconds
+                for key in [k for k in self._selector.get_map().values() if k.data[1] < cutoff]:
+                    self._drop(key.fileobj)
+
+    def _drop(self, request) -> None:
+        self._selector.unregister(request)
+        self.shutdown_request(request)
+
+    def server_close(self) -> None:
+        self._closing = True
+        self._watcher.join()
+        with self._lock:
+            for key in list(self._selector.get_map().values()):
+                self._drop(key.fileobj)
+        self._selector.close()
+        self._workers.shutdown(wait=False, cancel_futures=True)
+        super().server_close()
+
+
+class IPv6Server(Server):
     address_family = socket.AF_INET6
 
 
-def make_server(site: Site, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+def make_server(site: Site, host: str = "127.0.0.1", port: int = 0) -> Server:
     """A server for `site` bound to host:port (port 0: a free one), not yet serving."""
     loopback = host in ("127.0.0.1", "localhost", "::1")
-    server_class = IPv6Server if ":" in host else ThreadingHTTPServer
+    server_class = IPv6Server if ":" in host else Server
     try:
         server = server_class((host, port), Handler)
     except OSError as e:
@@ -159,10 +227,9 @@ def make_server(site: Site, host: str = "127.0.0.1", port: int = 0) -> Threading
     server.RequestHandlerClass = type(
         "SiteHandler", (Handler,), {"site": site, "hosts": frozenset(names) if loopback else frozenset()}
     )
-    server.daemon_threads = True
     return server
 
 
-def url(server: ThreadingHTTPServer) -> str:
+def url(server: Server) -> str:
     host, port = server.server_address[:2]
     return f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
