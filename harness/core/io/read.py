@@ -360,10 +360,24 @@ PICKLED_WEIGHTS = ("pytorch_model*.bin", "*.pkl", "*.pickle", "*.ckpt")  # torch
 
 def refuse_pickled_weights(folder: Path) -> None:
     """Refuse a model folder that holds weights as a pickle (`pytorch_model.bin`), which loading would
-    unpickle: only safetensors are read."""
+    unpickle: only safetensors are read. Shards are followed as transformers follows them: every
+    `*.index.json`'s weight map must name safetensors files only (a `pytorch_model.bin.index.json` may
+    name its pickled shards anything)."""
+    folder = Path(folder)
     for pattern in PICKLED_WEIGHTS:
-        for path in sorted(Path(folder).glob(pattern)):
-            raise HarnessError(
-                f"{path}: weights saved as a pickle, which loading would unpickle (a pickle can run code); "
-                "convert them to safetensors (save_pretrained(..., safe_serialization=True)) and delete it"
-            )
+        for path in sorted(folder.glob(pattern)):
+            raise HarnessError(f"{path}: {_PICKLE}")
+    for index in sorted(folder.glob("*.index.json")):
+        value = read_json(index, folder) if is_regular(index, folder) else None
+        weight_map = value.get("weight_map") if isinstance(value, dict) else None
+        if not isinstance(weight_map, dict):
+            raise HarnessError(f"{index}: not a weights index (no weight_map); remove it")
+        for shard in sorted({str(v) for v in weight_map.values()}):
+            if not shard.endswith(".safetensors"):
+                raise HarnessError(f"{index} names the shard {shard!r}, not a safetensors file: {_PICKLE}")
+
+
+_PICKLE = (
+    "weights saved as a pickle, which loading would unpickle (a pickle can run code); convert them to "
+    "safetensors (save_pretrained(..., safe_serialization=True)) and delete them"
+)
