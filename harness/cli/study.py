@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +11,9 @@ import typer
 
 from harness.cli.app import app
 from harness.cli.options import Options, config_options
-from trainers.studies.run import Settings
+from harness.core.io.read import RECORDS_BYTES, read_bytes
+from harness.core.io.write import OutDir
+from trainers.studies.run import STUDY_FILE, Settings
 
 study_app = typer.Typer(
     no_args_is_help=True,
@@ -62,19 +63,19 @@ def table_command(
     """One block of rows per study: each mechanism metric for the method, its ablation and GRPO, the paired
     differences over seeds with 95 % intervals, held-out accuracy beside the best constant answer, and a
     verdict; then the answers' diversity, and per-step curves with a band over seeds."""
-    from trainers.studies.table import diversity, load, markdown, plot, rows
+    from harness.report.plots import save
+    from trainers.studies.table import diversity, figure, load, markdown, rows
 
     loaded = [load(folder) for folder in studies]
-    out.mkdir(parents=True, exist_ok=True)
     text = markdown(loaded) + "\n" + diversity(loaded)
-    (out / "table.md").write_text(text)
-    (out / "table.json").write_text(
-        json.dumps({r.study.name: [_plain(row) for row in rows(r)] for r in loaded}, indent=2) + "\n"
-    )
-    for runs, folder in zip(loaded, studies, strict=True):
-        plot(runs, out)
+    table = {r.study.name: [_plain(row) for row in rows(r)] for r in loaded}
+    with OutDir.open(out) as folder:
+        folder.write("table.md", text)
+        folder.write("table.json", json.dumps(table, indent=2) + "\n")
+    for runs, study in zip(loaded, studies, strict=True):
+        save(figure(runs), out / runs.study.name)
         if keep:
-            _keep(folder, out / runs.study.name)
+            _keep(study, out / runs.study.name)
     typer.echo(text)
 
 
@@ -82,13 +83,14 @@ def _plain(row: dict) -> dict:
     return {k: (vars(v) if hasattr(v, "low") else v) for k, v in row.items()}
 
 
-def _keep(folder: Path, to: Path) -> None:
-    """What the table reads, copied: study.json and each run's metrics.jsonl and summary.json."""
-    if folder.resolve() == to.resolve():
+def _keep(study: Path, to: Path) -> None:
+    """What the table reads, copied through the one reader and writer: study.json and each run's
+    metrics.jsonl and summary.json."""
+    if study.resolve() == to.resolve():
         return
-    to.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(folder / "study.json", to / "study.json")
-    for run in sorted((folder / "record").iterdir()):
-        (to / "record" / run.name).mkdir(parents=True, exist_ok=True)
-        for name in ("metrics.jsonl", "summary.json"):
-            shutil.copyfile(run / name, to / "record" / run.name / name)
+    with OutDir.open(to) as out:
+        out.write(STUDY_FILE, read_bytes(study / STUDY_FILE, study))
+        for run in sorted((study / "record").iterdir()):
+            for name in ("metrics.jsonl", "summary.json"):
+                relative = f"record/{run.name}/{name}"
+                out.write(relative, read_bytes(study / relative, study, RECORDS_BYTES))

@@ -65,7 +65,7 @@ BASE: dict[str, Any] = {
 }
 
 # SmolLM2 has no think block: every blank line is a step boundary (configs/train/spae-cpu.yaml)
-_SPAE = {"delimiter": "\n\n", "probe_max_tokens": 8, "max_refill_rounds": 1}
+_SPAE = {"delimiter": "\n\n", "probe_max_tokens": 8, "max_refill_rounds": 2}
 # the policy judges itself; SmolLM2-135M boxes no verdict unprompted (configs/train/arena-cpu.yaml)
 _ARENA = {
     "judge_max_tokens": 4,
@@ -110,7 +110,14 @@ STUDIES = {
             regime="the result stated first, then checked paragraph by paragraph: the probes saturate early",
             style="check",
             levels="2x20,2x99,3x99",
-            config={"max_completion_length": 64, "prompts_per_step": 2, "num_generations": 4},
+            # the warm start is sure of its digits: sampled at 1.0 (the paper's, App. D.3) so that a group
+            # of four is not four copies of one answer
+            config={
+                "max_completion_length": 64,
+                "prompts_per_step": 2,
+                "num_generations": 4,
+                "temperature": 1.0,
+            },
             arms=(
                 Arm("method", "spae", {"options": _SPAE}, "SPAE"),
                 Arm("ablation", "spae", {"options": {**_SPAE, "alpha": 0.0}}, "SPAE, no saturation penalty"),

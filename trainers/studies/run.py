@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -24,10 +23,11 @@ from pathlib import Path
 import yaml
 
 from harness import HarnessError
-from harness.core.io.read import Missing, read_json
+from harness.core.io.read import RECORDS_BYTES, Missing, read_bytes, read_json
+from harness.core.io.write import OutDir, open_file
 from harness.core.settings import check, setting
 from trainers.coldstart.options import ColdStartOptions
-from trainers.studies.catalog import Study, study
+from trainers.studies.catalog import BASE, Study, study
 from trainers.studies.task import disjoint, parse_levels, split
 from trainers.studies.warmstart import warm_start
 
@@ -75,7 +75,8 @@ def _harness(*args: object, threads: int | None = None, log: Path | None = None)
     command = [sys.executable, "-m", "harness", *map(str, args)]
     env = dict(os.environ, **({"HARNESS_THREADS": str(threads)} if threads else {}))
     started = time.monotonic()
-    with open(log, "a") if log else open(os.devnull, "w") as sink:
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    with os.fdopen(open_file(log, flags), "a") if log else open(os.devnull, "w") as sink:
         sink.write(f"$ {' '.join(command[2:])}\n")
         sink.flush()
         code = subprocess.run(command, env=env, stdout=sink, stderr=subprocess.STDOUT).returncode
@@ -84,9 +85,10 @@ def _harness(*args: object, threads: int | None = None, log: Path | None = None)
     _log(f"harness {args[0]} {args[1] if len(args) > 1 else ''} done in {time.monotonic() - started:.0f} s")
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+def write(folder: Path, relative: str, text: str) -> None:
+    """Write FOLDER/RELATIVE through the one writer (made with its folders; no link followed)."""
+    with OutDir.open(folder) as out:
+        out.write(relative, text)
 
 
 def _claim(folder: Path, settings: Settings) -> None:
@@ -98,16 +100,13 @@ def _claim(folder: Path, settings: Settings) -> None:
             have = read_json(path)
         except Missing:
             raise HarnessError(f"{folder} exists and is not a study folder (no {STUDY_FILE})") from None
-        if have.get("settings") != record["settings"]:
+        if not isinstance(have, dict) or have.get("settings") != record["settings"]:
             raise HarnessError(f"{folder} holds a study with other settings; choose a new folder")
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=2) + "\n")
+    write(folder, STUDY_FILE, json.dumps(record, indent=2) + "\n")
 
 
 def _eval_args(s: Study, model: Path, heldout: Path, n: int, out: Path) -> list[object]:
-    from trainers.studies.catalog import BASE
-
     config = {**BASE, **s.config}
     return [
         "eval", "--benchmarks", f"jsonl:{heldout}", "--model", model, "--n", n,
@@ -118,8 +117,6 @@ def _eval_args(s: Study, model: Path, heldout: Path, n: int, out: Path) -> list[
 
 def arm_config(s: Study, arm_name: str, settings: Settings, model: Path, train: Path) -> dict:
     """The `harness train` config of one arm (the seed is set per run)."""
-    from trainers.studies.catalog import BASE
-
     arm = s.arm(arm_name)
     config = {**BASE, **s.config, "method": arm.method, "model": str(model), "dataset": f"jsonl:{train}"}
     config.update(max_steps=settings.steps, save_steps=settings.steps)
@@ -147,13 +144,12 @@ def prepare(
     )
     disjoint(*sets.values())
     for name, rows in sets.items():
-        _write_jsonl(folder / "data" / f"{name}.jsonl", rows)
-    (folder / "configs").mkdir(exist_ok=True)
+        write(folder, f"data/{name}.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     for arm in s.arms:
         config = arm_config(
             s, arm.name, settings, model or folder / "warm-start", folder / "data" / "train.jsonl"
         )
-        (folder / "configs" / f"{arm.name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        write(folder, f"configs/{arm.name}.yaml", yaml.safe_dump(config, sort_keys=False))
     return s, sets
 
 
@@ -183,7 +179,7 @@ def run_study(settings: Settings, folder: Path) -> Path:
     folder = Path(folder)
     s, sets = prepare(settings, folder)
     logs = folder / "logs"
-    logs.mkdir(exist_ok=True)
+    OutDir.open(logs).close()
     started = time.monotonic()
     options = ColdStartOptions(
         examples=settings.warm_examples, epochs=settings.warm_epochs, learning_rate=5e-5, batch_size=8
@@ -235,7 +231,7 @@ def _gate_against_grpo(folder: Path, arm: str, seed: int) -> None:
         evals / f"grpo-seed{seed}", evals / f"{arm}-seed{seed}", evals / f"{arm}-seed{seed}.vs-grpo.json"
     )
     summary["vs_grpo"] = {"delta": c["delta"], "ci95": c["ci95"], "p": c["p"], "verdict": c["verdict"]}
-    path.write_text(json.dumps(summary, indent=2) + "\n")
+    write(folder, f"record/{arm}-seed{seed}/summary.json", json.dumps(summary, indent=2) + "\n")
 
 
 def _run_arm(s: Study, folder: Path, arm: str, seed: int, settings: Settings, threads: int) -> None:
@@ -274,7 +270,7 @@ def _run_arm(s: Study, folder: Path, arm: str, seed: int, settings: Settings, th
         "collapse": comparison["collapse"],
         "items": comparison["items"],
     }
-    record.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(run / "metrics.jsonl", record / "metrics.jsonl")
-    (record / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    with OutDir.open(record) as out:
+        out.write("metrics.jsonl", read_bytes(run / "metrics.jsonl", run, RECORDS_BYTES))
+        out.write("summary.json", json.dumps(summary, indent=2) + "\n")
     _log(f"{name}: accuracy {summary['accuracy']:.3f} ({seconds / 60:.1f} min of training)")

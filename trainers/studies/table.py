@@ -238,7 +238,7 @@ def gates(runs: Runs) -> str:
     return f"{verdicts('method')}; {verdicts('ablation')}"
 
 
-def plot(runs: Runs, out: Path) -> Path:
+def figure(runs: Runs):
     """Per-step curves of each metric, one line per arm (mean over seeds) with a band (min to max)."""
     import matplotlib
 
@@ -268,7 +268,4 @@ def plot(runs: Runs, out: Path) -> Path:
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"{runs.study.name}: mean over {len(runs.seeds)} seeds, band min-max", fontsize=10)
     fig.tight_layout()
-    path = Path(out) / f"{runs.study.name}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from harness import HarnessError
+from harness.core.io.write import OutDir
 from trainers.coldstart.contamination import decontaminate, ngrams
 from trainers.coldstart.demos import Demonstration
 from trainers.coldstart.options import ColdStartOptions
@@ -64,9 +65,6 @@ def warm_start(
     tokenizer = AutoTokenizer.from_pretrained(model)
     started = time.perf_counter()
     log = train_sft(config, options, tokenizer, kept, folder)
-    lines = [json.dumps(d.record()) + "\n" for d in kept]
-    (folder / "demonstrations.jsonl").write_text("".join(lines))
-    (folder / "log.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log))
     report = {
         "base_model": model,
         "style": style,
@@ -75,5 +73,8 @@ def warm_start(
         "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    (folder / REPORT).write_text(json.dumps(report, indent=2) + "\n")
+    with OutDir.open(folder) as out:
+        out.write("demonstrations.jsonl", "".join(json.dumps(d.record()) + "\n" for d in kept))
+        out.write("log.jsonl", "".join(json.dumps(e) + "\n" for e in log))
+        out.write(REPORT, json.dumps(report, indent=2) + "\n")  # last: the warm start is finished
     return folder
