@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import HarnessError
 from harness.backends import EngineConfig
 from harness.core.settings import check, setting
 from harness.scoring.judge import JudgeConfig
@@ -55,6 +56,17 @@ class ScoringConfig:
         check(type(self), vars(self))
 
 
+MAX_SHARDS = 100_000
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`--shard K/N` as (K, N), or a one-line error."""
+    index, slash, count = text.partition("/")
+    if not (slash and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count) <= MAX_SHARDS):
+        raise HarnessError(f"--shard must be K/N with 1 <= K <= N <= {MAX_SHARDS} (e.g. 2/8), got {text!r}")
+    return int(index), int(count)
+
+
 @dataclass(frozen=True)
 class EvalConfig:
     """One `harness eval` run."""
@@ -83,6 +95,11 @@ class EvalConfig:
     )
     prompt_template: str | None = setting(None, "User prompt; {problem} is replaced.")
     system_prompt: str | None = setting(None, "System prompt.")
+    shard: str | None = setting(
+        None, "Evaluate part K of N (K/N, 1 <= K <= N); `harness merge` joins the N run folders."
+    )
 
     def __post_init__(self) -> None:
         check(type(self), vars(self))
+        if self.shard is not None:
+            parse_shard(self.shard)

@@ -199,3 +199,16 @@ def score_command(
             include_path=scoring.lm_eval_include_path,
         )
     print_summary(results, f"rescored {run_dir}")
+
+
+@app.command("merge")
+def merge_command(
+    shards: Annotated[list[Path], typer.Argument(help="The N run folders of `harness eval --shard K/N`.")],
+    out: Annotated[Path, typer.Option(help="A new folder for the merged run.")],
+) -> None:
+    """Check that the shards are one run's, each finished and all N there once, then write the run one
+    machine would have written: score, table, regress, view and export read it as any run."""
+    from harness.report.summary import print_summary
+    from harness.runs.merge import merge
+
+    print_summary(merge(shards, out), f"merged {len(shards)} shards → {out}")

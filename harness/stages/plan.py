@@ -11,7 +11,7 @@ from rich.markup import escape
 from benchmarks import get_benchmark
 from harness import HarnessError
 from harness.backends.chat import chosen_options
-from harness.config import EvalConfig, SamplingOverrides, ScoringConfig
+from harness.config import EvalConfig, SamplingOverrides, ScoringConfig, parse_shard
 from harness.core.progress import console
 from harness.core.runinfo import machine, packages, stable_hash
 from harness.core.settings import check
@@ -31,6 +31,17 @@ def derive_seed(run_seed: int, benchmark: str, item_id: str, sample_idx: int) ->
     """
     key = f"{run_seed}\x1f{benchmark}\x1f{item_id}".encode()
     return (int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 2) + sample_idx
+
+
+SAMPLE_BLOCK = 16  # with n > 16 an item's samples are sharded in blocks of 16, kept together
+
+
+def shard_of(benchmark: str, item_id: str, sample_idx: int, count: int) -> int:
+    """The shard (0..count-1) that evaluates a sample: a hash of its benchmark, item and block of
+    `SAMPLE_BLOCK` samples, so the split depends on nothing but these names and the shard count (not
+    on the machine, the item order or what else the run holds)."""
+    key = f"{benchmark}\x1f{item_id}\x1f{sample_idx // SAMPLE_BLOCK}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % count
 
 
 @dataclass(frozen=True)
@@ -155,6 +166,10 @@ def plan(cfg: EvalConfig) -> Plan:
             first_set(*(getattr(b, "include_path", None) for b in benchmarks)),
         ),
     }
+    shard: dict[str, Any] = {}
+    if cfg.shard is not None:
+        requests, shard = _shard(requests, cfg.shard, config, answers, questions, groups)
+        config = {**config, "shard": cfg.shard}
     run_info = {
         "config": config,
         "config_hash": stable_hash(config),
@@ -167,8 +182,33 @@ def plan(cfg: EvalConfig) -> Plan:
         **({"groups": groups} if groups else {}),
         **sandbox_record(benchmarks, cfg.scoring.unsafe_no_sandbox),
         **judge_record(cfg.judge, config),
+        **({"shard": shard} if shard else {}),
     }
     return Plan(requests=requests, run_info=run_info)
+
+
+def _shard(
+    requests: list[Request], text: str, whole: dict, answers: dict, questions: dict, groups: dict
+) -> tuple[list[Request], dict[str, Any]]:
+    """Keep shard K's requests, and of the per-item records only its items (in place); the shard's
+    record names the whole run (its config hash and item order) for `harness merge`."""
+    index, count = parse_shard(text)
+    mine = [r for r in requests if shard_of(r.benchmark, r.item_id, r.sample_idx, count) == index - 1]
+    items = {(r.benchmark, r.item_id) for r in mine}
+    record = {
+        "index": index,
+        "count": count,
+        "whole_config_hash": stable_hash(whole),
+        "samples": len(mine),
+        "item_order": {b: list(ids) for b, ids in answers.items()},
+    }
+    for b, fields in groups.items():
+        for field, values in fields.items():
+            fields[field] = {i: v for i, v in values.items() if (b, i) in items}
+    for per_item in (answers, questions):
+        for b, values in per_item.items():
+            per_item[b] = {i: v for i, v in values.items() if (b, i) in items}
+    return mine, record
 
 
 def recorded_sampling(s: Sampling) -> dict[str, Any]:
