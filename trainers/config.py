@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
@@ -57,17 +57,23 @@ class TrainConfig:
     """One training run. Sizes are per process; a step trains `prompts_per_step * num_generations` rows.
     `harness train` offers the fields in `harness.cli.training.FLAGS` as options, with their help."""
 
-    method: str
+    method: str = setting(help="The method (harness list): grpo, spell, azr, arena, ulorl, spae, ...")
     model: str = setting(help="Model folder or Hub id to start from.")
     dataset: str = setting(help="Benchmark name, jsonl:PATH (or PATH.jsonl) or lm-eval:TASK.")
     out: str = setting(help="Run folder; the same config on it resumes. Not needed by --dry-run.")
     scorer: str | None = setting(None, "Reward scorer [default: the dataset's].")
-    judge: dict[str, Any] | None = None  # for judged scorers: flat judge settings (model, base_url, ...)
-    data_dir: str | None = None  # local benchmark files, as for `harness eval`
+    judge: dict[str, Any] | None = setting(
+        None, "For judged scorers: flat judge settings (model, base_url, ...)."
+    )
+    data_dir: str | None = setting(None, "Local benchmark files, as for `harness eval`.")
     limit: int | None = setting(None, "Train on the first L items only.", minimum=1)
-    prompt_template: str | None = None  # "{problem}" is replaced; default: the benchmark's prompt
-    system_prompt: str | None = None
-    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)  # e.g. {enable_thinking: false}
+    prompt_template: str | None = setting(
+        None, "User prompt; {problem} is replaced [default: the benchmark's]."
+    )
+    system_prompt: str | None = setting(None, "System prompt.")
+    chat_template_kwargs: dict[str, Any] = setting(
+        {}, "Passed to the chat template, e.g. {enable_thinking: false}."
+    )
     # numpy's seeds are 32-bit
     seed: int = setting(0, "Seed of sampling, row order, method draws.", minimum=0, maximum=2**32 - 1)
     max_steps: int = setting(100, "Optimizer steps to train.", minimum=1)
@@ -75,37 +81,41 @@ class TrainConfig:
     # GRPO's advantages need two samples of a prompt
     num_generations: int = setting(8, "Samples per prompt (G).", minimum=2)
     learning_rate: float = setting(1e-6, "The optimizer's learning rate.", exclusive_minimum=0)
-    temperature: float = setting(1.0, exclusive_minimum=0)
-    top_p: float = setting(1.0, exclusive_minimum=0, maximum=1)
+    temperature: float = setting(1.0, "Sampling temperature of the rollouts.", exclusive_minimum=0)
+    top_p: float = setting(1.0, "Nucleus sampling of the rollouts.", exclusive_minimum=0, maximum=1)
     max_completion_length: int = setting(1024, "Most tokens a completion may have.", minimum=1)
     beta: float = setting(0.0, "KL weight to the initial policy; 0 loads no reference model.", minimum=0)
-    loss_type: str = "grpo"  # TRL's: grpo (per-sequence mean, the paper), dapo, dr_grpo, bnpo, ...
-    scale_rewards: str = "group"  # group, batch or none (Dr. GRPO)
+    loss_type: str = setting("grpo", "TRL's: grpo (per-sequence mean, the paper), dapo, dr_grpo, bnpo, ...")
+    scale_rewards: str = setting("group", "group, batch or none (Dr. GRPO).")
     save_steps: int = setting(50, "Save OUT/checkpoint-N every N steps.", minimum=1)
-    logging_steps: int = setting(1, minimum=1)
+    logging_steps: int = setting(1, "Log metrics.jsonl every N steps.", minimum=1)
     # K a multiple of save_steps
     eval_every: int | None = setting(None, "Evaluate every K steps into OUT/evals/step-K.", minimum=1)
     eval_benchmarks: tuple[str, ...] = setting((), "Comma-separated benchmarks to evaluate.")
-    eval_n: int = setting(1, minimum=1)
-    eval_temperature: float = setting(0.0, minimum=0)
+    eval_n: int = setting(1, "Samples per item of the evaluations.", minimum=1)
+    eval_temperature: float = setting(0.0, "Temperature of the evaluations.", minimum=0)
     eval_max_tokens: int | None = setting(
         None, "Completion budget of the evaluations [default: max_completion_length].", minimum=1
     )
-    eval_limit: int | None = setting(None, minimum=1)
-    eval_scorer: str | None = None  # for jsonl: evaluation benchmarks
-    use_vllm: bool = False
-    vllm_mode: str = "colocate"  # colocate (same GPUs) or server (`trl vllm-serve` on other GPUs)
-    vllm_server_base_url: str | None = None
-    report_to: tuple[str, ...] = ("tensorboard",)  # add "wandb" to log there too
-    # off the GPU: "bounded" log-prob tiles and malloc (trainers/memory.py), or "stock" (TRL's and glibc's)
-    cpu_memory: str = "bounded"
-    trl: dict[str, Any] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)  # the method's own settings (SPELL's m, L, ...)
-    # supervised fine-tuning on demonstrations of the method's roles before self-play (trainers/coldstart/);
-    # None: off (the papers), {}: on with ColdStartOptions' defaults
-    cold_start: dict[str, Any] | None = None
-    # run the model folder's own Python: set by --trust-remote-code only, never by a config or --set
-    trust_remote_code: bool = False
+    eval_limit: int | None = setting(None, "Only the first L items of each evaluation.", minimum=1)
+    eval_scorer: str | None = setting(None, "The scorer of jsonl: evaluation benchmarks.")
+    use_vllm: bool = setting(False, "Generate with vLLM (TRL's).")
+    vllm_mode: str = setting("colocate", "colocate (same GPUs) or server (`trl vllm-serve` on other GPUs).")
+    vllm_server_base_url: str | None = setting(None, "The vLLM server's URL in server mode.")
+    report_to: tuple[str, ...] = setting(
+        ("tensorboard",), "Where metrics go besides metrics.jsonl; add wandb."
+    )
+    cpu_memory: str = setting(
+        "bounded", 'Off the GPU: "bounded" log-prob tiles and malloc (trainers/memory.py), or "stock".'
+    )
+    trl: dict[str, Any] = setting({}, "Any other trl.GRPOConfig field, passed through unchanged.")
+    options: dict[str, Any] = setting({}, "The method's own settings (SPELL's m, L, ...).")
+    cold_start: dict[str, Any] | None = setting(
+        None, "SFT on the method's role demonstrations first (trainers/coldstart/); {}: the defaults."
+    )
+    trust_remote_code: bool = setting(
+        False, "Run the model folder's own Python: set by --trust-remote-code only, never by a config."
+    )
 
     def __post_init__(self) -> None:
         refuse_code_settings({k: v for k, v in vars(self).items() if k != "trust_remote_code"}, "config")

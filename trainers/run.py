@@ -88,8 +88,18 @@ def grpo_args(config: TrainConfig):
     unknown = sorted(set(config.trl) - {f.name for f in dataclasses.fields(GRPOConfig)})
     if unknown:
         raise HarnessError(f"unknown trl settings {unknown}: not fields of TRL's GRPOConfig")
+    try:
+        with quiet_libraries():  # its deprecation warnings are not the user's business
+            return GRPOConfig(**owned_trl_settings(config), **(defaults | config.trl))
+    except (ValueError, TypeError) as e:
+        raise HarnessError(f"TRL refuses these settings: {' '.join(str(e).split())[:400]}") from None
+
+
+def owned_trl_settings(config: TrainConfig) -> dict[str, Any]:
+    """The GRPOConfig fields this trainer sets from the config (`trl:` may not set them: their names are
+    `trainers.config.OWNED_TRL_FIELDS`, which a test keeps equal to these keys)."""
     method = method_class(config)
-    settings = dict(
+    return dict(
         output_dir=config.out,
         per_device_train_batch_size=method.rows_per_step(config),
         num_generations=method.sampler_group(config),
@@ -111,11 +121,6 @@ def grpo_args(config: TrainConfig):
         chat_template_kwargs=dict(config.chat_template_kwargs) or None,
         trust_remote_code=config.trust_remote_code,  # only ever from --trust-remote-code
     )
-    try:
-        with quiet_libraries():  # its deprecation warnings are not the user's business
-            return GRPOConfig(**settings, **(defaults | config.trl))
-    except (ValueError, TypeError) as e:
-        raise HarnessError(f"TRL refuses these settings: {' '.join(str(e).split())[:400]}") from None
 
 
 def make_method(config: TrainConfig, scorer: str | None):

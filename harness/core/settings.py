@@ -29,10 +29,16 @@ def setting(
     also: tuple[Any, ...] = (),
 ) -> Any:
     """A dataclass field with its command-line help (`cli=False` keeps it off the command line) and
-    its bounds: `minimum <= value`, `exclusive_minimum < value`, `value <= maximum`, or one of `also`."""
+    its bounds: `minimum <= value`, `exclusive_minimum < value`, `value <= maximum`, or one of `also`.
+    An empty mapping as the default gives each instance its own."""
     limits = {"at least": minimum, "greater than": exclusive_minimum, "at most": maximum}
     bounds = {k: v for k, v in limits.items() if v is not None}
-    return field(default=default, metadata={"help": help, "cli": cli, "bounds": bounds, "also": also})
+    metadata = {"help": help, "cli": cli, "bounds": bounds, "also": also}
+    if isinstance(default, dict):
+        if default:
+            raise TypeError("a setting's mapping default must be empty")
+        return field(default_factory=dict, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 BROKEN = {

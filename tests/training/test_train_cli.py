@@ -238,3 +238,13 @@ def test_two_processes_train_and_one_reports(plain_model, tmp_path):
     printed = done.stdout + done.stderr  # the console writes to stderr
     assert printed.count("trained: ") == 1 and f"trained: {out}\n" in printed
     assert (out / "checkpoint-1" / "method_state-rank1.json").is_file()  # the second process trained too
+
+
+@pytest.mark.parametrize("method", ["grpo", "ulorl", "azr"])
+def test_the_trl_fields_the_trainer_owns_are_the_ones_trl_may_not_set(method):
+    """`trl:` refuses exactly the GRPOConfig fields the trainer sets from the config, for every method."""
+    from trainers.config import OWNED_TRL_FIELDS
+    from trainers.run import owned_trl_settings
+
+    config = load_config(None, {"method": method, "model": "m", "dataset": "aime24", "out": "o"})
+    assert set(owned_trl_settings(config)) == OWNED_TRL_FIELDS

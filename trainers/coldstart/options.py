@@ -13,13 +13,15 @@ from harness.core.settings import check, setting
 class ColdStartOptions:
     """Off unless the config sets `cold_start:` (a mapping, `{}` for these defaults)."""
 
-    examples: int = setting(64, minimum=1)  # demonstrations per (role, task) before the contamination check
-    epochs: float = setting(2.0, exclusive_minimum=0)
-    learning_rate: float = setting(5e-5, exclusive_minimum=0)
-    batch_size: int = setting(4, minimum=1)  # per process
-    # evaluation sets the demonstrations are checked against, besides the run's eval_benchmarks and the
-    # method's own (e.g. jsonl:PATH, or cruxeval with --data-dir)
-    decontaminate: tuple[str, ...] = ()
+    examples: int = setting(64, "Demonstrations per (role, task), before the contamination check.", minimum=1)
+    epochs: float = setting(2.0, "SFTTrainer's epochs over the demonstrations.", exclusive_minimum=0)
+    learning_rate: float = setting(5e-5, "SFTTrainer's learning rate (cosine schedule).", exclusive_minimum=0)
+    batch_size: int = setting(4, "Demonstrations per batch and process.", minimum=1)
+    decontaminate: tuple[str, ...] = setting(
+        (),
+        "Evaluation sets the demonstrations are checked against, besides the run's eval_benchmarks and the "
+        "method's own (e.g. jsonl:PATH, or cruxeval with --data-dir).",
+    )
 
     def __post_init__(self) -> None:
         check(type(self), vars(self), name=lambda f: f"cold_start.{f}")
