@@ -15,12 +15,12 @@ from harness.core.data import read_rows, sha256_file
 from harness.core.io.read import Linked
 from harness.core.progress import console
 from harness.core.types import Item, Sampling
+from harness.scoring import kind
 from harness.scoring.latex import has_corrupted_escape
 
 PACKAGED_DIR = Path(__file__).parent / "data"  # copies shipped in the package (data/SOURCES.md)
 MATH_PROMPT = "{problem}\n\nPlease reason step by step, and put your final answer within \\boxed{}."
 REASONING_SAMPLING = Sampling(n=16, temperature=0.6, top_p=0.95, max_tokens=32768)
-MATH_TEXT_SCORERS = ("math", "integer")  # sets whose problem and answer are LaTeX math text
 
 RowMapper = Callable[[dict[str, Any], Path, int], Item]
 
@@ -108,7 +108,7 @@ class Benchmark:
     def math_text(self) -> bool:
         """Whether problems and answers are math text, where a LaTeX escape decoded by JSON (TAB+"riangle"
         for \\triangle) is looked for. Documents (long-context sets, code) hold real tabs and are not."""
-        return self.scorer in MATH_TEXT_SCORERS
+        return kind(self.scorer).math_text
 
     def load(self, data_dir: Path | None = None) -> Loaded:
         """Items from `data_dir` when one is given (Hub layout first, then known local copies; a folder

@@ -107,13 +107,34 @@ def test_the_projects_own_methods_and_benchmarks_are_registered_once():
     assert {n: p.value for n, p in scorers.items()} == {"azr_deduction": f"{AZR}:scorer"}
 
 
-def test_a_registered_scorer_is_a_callable_under_a_new_name():
-    from harness.scoring import _factory
+def test_a_registered_scorer_is_a_kind_or_a_callable_under_a_new_name():
+    from harness.scoring import Kind, _factory
 
     def factory(options):
         return options
 
-    assert _factory("mine", factory) is factory
+    assert _factory("mine", factory) == Kind(factory, timed=True)  # a bare factory may run timed code
+    declared = Kind(factory, exact_golds=True)
+    assert _factory("mine", declared) is declared
     for name, loaded in (("math", factory), ("mine", "not callable")):
         with pytest.raises(HarnessError, match=f"scorer '{name}' is registered as"):
             _factory(name, loaded)
+
+
+def test_scorer_properties_are_declared_with_the_scorer_not_read_from_its_name():
+    from harness.scoring import NAMES, exact_golds, judged, kind, timeless
+
+    assert [n for n in NAMES if judged(n)] == [
+        "judge",
+        "choice+judge",
+        "cem+judge",
+        "numeric+judge",
+        "math+judge",
+    ]
+    assert [n for n in NAMES if not timeless(n)] == ["code", *[n for n in NAMES if judged(n)]]
+    assert [n for n in NAMES if exact_golds(n)] == [
+        "math", "integer", "choice", "numeric", "choice+judge", "numeric+judge", "math+judge"
+    ]  # fmt: skip
+    assert [n for n in NAMES if kind(n).reads_question] == ["math"]
+    assert [n for n in NAMES if kind(n).math_text] == ["math", "integer", "math+judge"]
+    assert timeless("lm-eval:gsm8k") and not exact_golds("lm-eval:gsm8k") and kind("azr_deduction").timed

@@ -12,7 +12,7 @@ that takes `Options` and returns the scorer (the AZR method's held-out deduction
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,6 @@ from harness.scoring.lmeval import PREFIX as LM_EVAL
 from harness.scoring.lmeval import LMEvalScorer
 from harness.scoring.math import MathScorer
 from harness.scoring.numeric import DEFAULT_RTOL, NumericScorer
-from harness.scoring.rules import RuleScorer
 
 __all__ = [
     "NAMES",
@@ -38,9 +37,11 @@ __all__ = [
     "JudgeScorer",
     "RuleThenJudge",
     "Scorer",
+    "Kind",
     "exact_golds",
     "get_scorer",
     "judged",
+    "kind",
     "timeless",
 ]
 
@@ -69,55 +70,84 @@ class Options:
         return JudgeScorer(self.judge)
 
 
-RULES: dict[str, Callable[[Options], RuleScorer]] = {
-    "choice": lambda o: ChoiceScorer(),
-    "cem": lambda o: CEMScorer(),
-    "numeric": lambda o: NumericScorer(o.rtol),
+@dataclass(frozen=True)
+class Kind:
+    """A scorer's factory and what its verdicts depend on, declared beside it (not read from its name)."""
+
+    build: Callable[[Options], Scorer] | None
+    exact_golds: bool = False  # its gold is an answer a model could give verbatim (a constant can match it)
+    judged: bool = False  # asks an LLM judge
+    timed: bool = False  # runs timed programs: a verdict may depend on how busy the machine is
+    reads_question: bool = False  # reads each item's question with its gold (run.json `questions`)
+    math_text: bool = False  # its benchmarks' problems and answers are LaTeX math text
+
+
+RULES: dict[str, Kind] = {
+    "choice": Kind(lambda o: ChoiceScorer(), exact_golds=True),
+    "cem": Kind(lambda o: CEMScorer()),
+    "numeric": Kind(lambda o: NumericScorer(o.rtol), exact_golds=True),
 }
 
 
-def _rule_then_judge(rule: str) -> Callable[[Options], Scorer]:
-    return lambda o: RuleThenJudge(RULES[rule](o), o.judge_scorer())
+def _then_judge(kind: Kind) -> Kind:
+    """max(rule, judge): the rule's golds, judged (the rule inside is given no questions)."""
+    then = RuleThenJudge if kind in RULES.values() else ScorerThenJudge
+    build = kind.build
+    return replace(kind, build=lambda o: then(build(o), o.judge_scorer()), judged=True, reads_question=False)
 
 
-SCORERS: dict[str, Callable[[Options], Scorer]] = {
-    "math": lambda o: MathScorer(**o.pool(), persistent=o.persistent, measured=o.measured),
-    "code": lambda o: CodeScorer(**o.pool()),
-    "integer": lambda o: IntegerScorer(),
+MATH = Kind(
+    lambda o: MathScorer(**o.pool(), persistent=o.persistent, measured=o.measured),
+    exact_golds=True,
+    reads_question=True,
+    math_text=True,
+)
+SCORERS: dict[str, Kind] = {
+    "math": MATH,
+    "code": Kind(lambda o: CodeScorer(**o.pool()), timed=True),
+    "integer": Kind(lambda o: IntegerScorer(), exact_golds=True, math_text=True),
     **RULES,
-    "judge": Options.judge_scorer,
-    **{f"{rule}+judge": _rule_then_judge(rule) for rule in RULES},
-    "math+judge": lambda o: ScorerThenJudge(SCORERS["math"](o), o.judge_scorer()),
+    "judge": Kind(Options.judge_scorer, judged=True),
+    **{f"{rule}+judge": _then_judge(kind) for rule, kind in RULES.items()},
+    "math+judge": _then_judge(MATH),
 }
 NAMES = tuple(SCORERS)  # and lm-eval:TASK for any lm-eval generate_until task
+LM_EVAL_KIND = Kind(None)  # an lm-eval task's own filters and process_results: no judge, no timed code
 
 
-def _factory(name: str, loaded: Any) -> Callable[[Options], Scorer]:
-    """A registered object as a scorer factory: a callable (of `Options`) not shadowing a built-in name."""
-    if name in SCORERS or not callable(loaded):
+def _factory(name: str, loaded: Any) -> Kind:
+    """A registered object as a scorer: a `Kind`, or a bare factory (of `Options`), which is taken to run
+    timed code; never shadowing a built-in name."""
+    if name in SCORERS or not (isinstance(loaded, Kind) or callable(loaded)):
         raise HarnessError(f"scorer {name!r} is registered as {loaded!r}, not a new scorer factory")
-    return loaded
+    return loaded if isinstance(loaded, Kind) else Kind(loaded, timed=True)
 
 
-REGISTERED: Registry[Callable[[Options], Scorer]] = Registry("harness.scorers", "scorer", _factory)
+REGISTERED: Registry[Kind] = Registry("harness.scorers", "scorer", _factory)
+
+
+def kind(name: str) -> Kind:
+    """What the named scorer is (an unknown name: a scorer with none of the properties)."""
+    if name.startswith(LM_EVAL):
+        return LM_EVAL_KIND
+    return SCORERS.get(name) or (REGISTERED[name] if name in REGISTERED else Kind(None))
 
 
 def judged(name: str) -> bool:
     """Whether the named scorer asks an LLM judge."""
-    return name == "judge" or name.endswith("+judge")
+    return kind(name).judged
 
 
 def timeless(name: str) -> bool:
     """Whether the named scorer's verdicts cannot depend on how busy the machine is: no judge engine to
     start, no timed programs to run (code that passes on an idle machine may time out on a busy one)."""
-    return not judged(name) and name != "code" and name not in REGISTERED  # those may run timed code
+    return not (kind(name).judged or kind(name).timed)
 
 
 def exact_golds(name: str) -> bool:
-    """Whether the named scorer's gold is an answer a model could give verbatim (math, numeric, integer,
-    choice, alone or before a judge), so that a constant answer's accuracy is the share of items with
-    that gold."""
-    return name.removesuffix("+judge") in ("math", "numeric", "integer", "choice")
+    """Whether the named scorer's gold is an answer a model could give verbatim, so that a constant
+    answer's accuracy is the share of items with that gold."""
+    return kind(name).exact_golds
 
 
 def get_scorer(
@@ -135,10 +165,10 @@ def get_scorer(
     `measured` says a benchmark's golds are measured quantities (`MathScorer`)."""
     if name.startswith(LM_EVAL):
         return LMEvalScorer(name.removeprefix(LM_EVAL), lm_eval_include_path)
-    factory = SCORERS.get(name) or (REGISTERED[name] if name in REGISTERED else None)
-    if factory is None:
+    build = kind(name).build
+    if build is None:
         raise HarnessError(f"unknown scorer {name!r}; available: {', '.join((*NAMES, *REGISTERED))}")
-    return factory(Options(name, timeout, workers, rtol, judge, persistent, measured))
+    return build(Options(name, timeout, workers, rtol, judge, persistent, measured))
 
 
 def trusted_include_path(config: dict[str, Any], given: str | Path | None) -> str | None:

@@ -17,7 +17,7 @@ from harness.core.runinfo import machine, packages, stable_hash
 from harness.core.settings import check
 from harness.core.types import Item, Request, Sampling, messages_for
 from harness.presets import Preset, get_preset
-from harness.scoring import judged
+from harness.scoring import judged, kind
 from harness.scoring.judge import JudgeConfig
 
 
@@ -51,7 +51,6 @@ class Plan:
 
 
 JUDGED_RULES = ("cem", "numeric")
-QUESTION_SCORERS = ("math",)  # scorers that read each item's question with its gold (run.json `questions`)
 
 
 def scorer_name(bench, judge: JudgeConfig | None) -> str:
@@ -63,7 +62,7 @@ def scorer_name(bench, judge: JudgeConfig | None) -> str:
 
 def item_questions(scorer: str, items: list[Item]) -> dict[str, str] | None:
     """Each item's problem, for run.json's `questions`, when the scorer reads questions; else None."""
-    return {item.id: item.problem for item in items} if scorer in QUESTION_SCORERS else None
+    return {item.id: item.problem for item in items} if kind(scorer).reads_question else None
 
 
 def resolve_sampling(bench, cfg: EvalConfig, preset: Preset | None) -> Sampling:

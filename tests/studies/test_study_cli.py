@@ -8,6 +8,7 @@ import sys
 
 import pytest
 import yaml
+from helpers import REPO
 
 from trainers.studies.catalog import STUDIES
 
@@ -96,3 +97,19 @@ def test_bad_settings_are_one_line_errors(tmp_path):
     done = harness("study", "run", "ulorl", "--model", "m", "--out", tmp_path / "taken", check=False)
     assert done.returncode == 2 and "not a study folder" in done.stderr
     assert (tmp_path / "taken" / "mine.txt").read_text() == "not a study"
+
+
+STUDIES_RESULTS = REPO / "results" / "studies"
+
+
+def test_the_committed_table_regenerates_from_the_committed_runs_and_is_on_the_results_page(tmp_path):
+    """results/studies/ holds what the table reads; the table made from it now is the committed one, and
+    docs/studies.md shows it."""
+    kept = sorted(p.parent for p in STUDIES_RESULTS.glob("*/study.json"))
+    assert kept, "no study results committed under results/studies/"
+    done = harness("study", "table", *kept, "--out", tmp_path)
+    committed = (STUDIES_RESULTS / "table.md").read_text()
+    assert (tmp_path / "table.md").read_text() == committed and done.stdout.strip() == committed.strip()
+    assert committed in (REPO / "docs" / "studies.md").read_text()
+    for folder in kept:
+        assert (REPO / "docs" / "img" / f"study-{folder.name}.png").is_file()
