@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import HarnessError
+from harness.probing.probe import PROBE_TEXT
 from trainers.studies.task import Level, completion, disjoint, item, operands_of, parse_levels, split
 from trainers.studies.warmstart import demonstrations
 
@@ -43,7 +44,7 @@ def test_styles_end_with_the_sum_and_check_commits_first():
     assert completion(row, "direct") == "12 + 30 + 7 = 49"
     check = completion(row, "check")
     paragraphs = check.split("\n\n")
-    assert paragraphs[0] == "12 + 30 + 7 = 49." and paragraphs[-1] == "The answer is 49."
+    assert paragraphs[0] == "12 + 30 + 7 = 49." and paragraphs[-1] == PROBE_TEXT + "49}"
     assert paragraphs[1:-1] == ["Check: 12 + 30 = 42.", "Check: 42 + 7 = 49."]
     assert completion(row, "steps") == "12 + 30 = 42. 42 + 7 = 49. The answer is 49."
     with pytest.raises(HarnessError):

@@ -7,8 +7,9 @@ sum in any order. The questions ask for the number; the `integer` scorer reads t
 
 Styles of warm-start completion, one per mechanism:
 - `direct`: "12 + 30 + 7 = 49" (short, confident: UloRL's mastered tokens);
-- `check`: the result first, then verified by the partial sums, paragraph by paragraph, then restated
-  (SPAE: a committed answer that the probes find saturated while the text goes on checking);
+- `check`: the result first, then verified by the partial sums, paragraph by paragraph, then the
+  answer in the form SPAE's probes ask for it (`**Final Answer**` then `\\boxed{49}`), so that a probe
+  after the first paragraph already finds the answer settled while the text goes on checking;
 - `steps`: the partial sums first, then the result (GRPO's and Reasoning Arena's plain reasoning).
 """
 
@@ -24,6 +25,7 @@ from harness import HarnessError
 QUESTION = "What is {expression}? Give the number."
 _LEVEL = re.compile(r"(\d{1,2})x(\d{1,6})")
 STYLES = ("direct", "check", "steps")
+FINAL_ANSWER = "**Final Answer**\n\\boxed{"  # SPAE's probe text (harness/probing/probe.py)
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ def completion(row: dict[str, str], style: str) -> str:
         return f"{expression} = {total}"
     if style == "check":
         checks = "\n\n".join(f"Check: {p}." for p in partial)
-        return f"{expression} = {total}.\n\n{checks}\n\nThe answer is {total}."
+        return f"{expression} = {total}.\n\n{checks}\n\n{FINAL_ANSWER}{total}}}"
     if style == "steps":
         return ". ".join(partial) + f". The answer is {total}."
     raise HarnessError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
