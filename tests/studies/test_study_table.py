@@ -59,7 +59,7 @@ def test_paired_interval_and_verdict_over_seeds(tmp_path):
     diff = first["method_minus_grpo"]
     assert (diff.mean, diff.low, diff.high) == pytest.approx((0.15, 0.15 - half, 0.15 + half))
     assert first["verdict"] == "shown" and first["verdict_vs_ablation"] == "shown"
-    assert rows(runs)[1]["verdict"] == "not shown"  # the trigger rate is logged by the method only
+    assert rows(runs)[1]["verdict"] == "engaged"  # the trigger rate, logged by the method only
     acc = accuracy(runs)
     assert acc["method_minus_grpo"].mean == pytest.approx(0.1) and acc["constant_baseline"] == 0.05
     table = markdown([runs])

@@ -4,8 +4,9 @@ Per run, a metric's value is its mean over the run's logged steps. Per seed, the
 the baseline's (GRPO, then the ablation) is one paired difference; the table gives their mean and a 95 %
 t-interval over seeds. The verdict reads the first metric against GRPO: shown when the interval excludes
 zero in the direction the paper gives, reversed when it excludes zero the other way, not shown otherwise
-(one seed gives no interval: not shown). A mechanism that should fire (`Study.engaged`) and logged 0 in
-every step of every seed is "not engaged", whatever the comparison says.
+(one seed gives no interval: not shown). A metric only the mechanism logs (`Study.engaged`: DMMPT's
+trigger rate, SPAE's saturated steps, Arena's routed groups) says instead whether the mechanism fired:
+"engaged" when it logged above 0 in some step of every seed, "not engaged" when in none.
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ class Interval:
         return (
             f"{self.mean * scale:.{digits}f} [{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]"
         )
+
+
+def engaged(fired: int, seeds: int) -> str:
+    """Whether the mechanism fired (logged above 0 in some step) in every seed."""
+    if fired == seeds:
+        return "engaged"
+    return "not engaged" if fired == 0 else f"engaged in {fired} of {seeds} seeds"
 
 
 def verdict(diff: Interval, better: int) -> str:
@@ -143,11 +151,16 @@ def rows(runs: Runs) -> list[dict]:
             a.name: Interval.of([runs.value(a.name, seed, metric.key) for seed in runs.seeds]) for a in s.arms
         }
         vs_grpo, vs_ablation = runs.paired(metric.key, "grpo"), runs.paired(metric.key, "ablation")
-        engaged = metric.key not in s.engaged or any(
+        fired = [
             (c[1] > 0).any()
             for (arm, _, key), c in runs.curves.items()
             if arm == "method" and key == metric.key
-        )
+        ]
+        engagement = engaged(sum(fired), len(runs.seeds))
+        if metric.key in s.engaged:  # what only the mechanism logs: did it fire, not how it compares
+            verdicts = (engagement, engagement)
+        else:
+            verdicts = (verdict(vs_grpo, metric.better), verdict(vs_ablation, metric.better))
         out.append(
             {
                 "metric": metric.label,
@@ -156,8 +169,8 @@ def rows(runs: Runs) -> list[dict]:
                 **{arm: iv for arm, iv in per_arm.items()},
                 "method_minus_grpo": vs_grpo,
                 "method_minus_ablation": vs_ablation,
-                "verdict": verdict(vs_grpo, metric.better) if engaged else "not engaged",
-                "verdict_vs_ablation": verdict(vs_ablation, metric.better) if engaged else "not engaged",
+                "verdict": verdicts[0],
+                "verdict_vs_ablation": verdicts[1],
                 "primary": index == 0,
             }
         )
