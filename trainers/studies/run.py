@@ -159,23 +159,15 @@ def dry_run(settings: Settings, folder: Path) -> None:
     s, _ = prepare(settings, Path(folder), Path(settings.model))
     for arm in s.arms:
         _log(f"{arm.name}: harness train {arm.method} --config {folder}/configs/{arm.name}.yaml --dry-run")
-        code = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "harness",
-                "train",
-                arm.method,
-                "--config",
-                folder / "configs" / f"{arm.name}.yaml",
-                "--dry-run",
-            ]
-        ).returncode
+        config = folder / "configs" / f"{arm.name}.yaml"
+        command = [sys.executable, "-m", "harness", "train", arm.method, "--config", config, "--dry-run"]
+        code = subprocess.run(command).returncode
         if code != 0:
             raise HarnessError(f"the {arm.name} arm's config does not resolve (exit {code})")
 
 
 def run_study(settings: Settings, folder: Path) -> Path:
+    """The whole study into `folder`: what is recorded there already is kept, the rest is run."""
     folder = Path(folder)
     s, sets = prepare(settings, folder)
     logs = folder / "logs"
