@@ -64,6 +64,7 @@ def test_paired_interval_and_verdict_over_seeds(tmp_path):
     assert acc["method_minus_grpo"].mean == pytest.approx(0.1) and acc["constant_baseline"] == 0.05
     table = markdown([runs])
     assert "| ulorl | mean token entropy of the trained samples (higher) |" in table and "**shown**" in table
+    assert f"0.150 [{0.15 - half:.3f}, {0.15 + half:.3f}] (0.100, 0.200, 0.150)" in table  # each seed's gap
 
 
 def test_a_mechanism_that_never_fired_is_not_engaged(tmp_path):

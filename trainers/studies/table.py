@@ -29,28 +29,31 @@ class Interval:
     low: float
     high: float
     n: int
+    seeds: tuple[float, ...] = ()  # the values it was made of, seed by seed
 
     @classmethod
     def of(cls, values: list[float]) -> Interval:
-        values = [v for v in values if not math.isnan(v)]
+        values = [float(v) for v in values if not math.isnan(v)]
         if not values:
             return cls(math.nan, math.nan, math.nan, 0)
         mean = float(np.mean(values))
         if len(values) < 2:
-            return cls(mean, math.nan, math.nan, len(values))
+            return cls(mean, math.nan, math.nan, len(values), tuple(values))
         from scipy.stats import t
 
         half = float(t.ppf(0.975, len(values) - 1) * np.std(values, ddof=1) / math.sqrt(len(values)))
-        return cls(mean, mean - half, mean + half, len(values))
+        return cls(mean, mean - half, mean + half, len(values), tuple(values))
 
-    def text(self, scale: float = 1.0, digits: int = 3) -> str:
+    def text(self, digits: int = 3, per_seed: bool = False) -> str:
+        """`mean [low, high]`; with `per_seed`, the seeds' own values after it."""
         if math.isnan(self.mean):
             return "-"
-        if math.isnan(self.low):
-            return f"{self.mean * scale:.{digits}f}"
-        return (
-            f"{self.mean * scale:.{digits}f} [{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]"
-        )
+        shown = f"{self.mean:.{digits}f}"
+        if not math.isnan(self.low):
+            shown += f" [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+        if per_seed and len(self.seeds) > 1:
+            shown += " (" + ", ".join(f"{v:.{digits}f}" for v in self.seeds) + ")"
+        return shown
 
 
 def engaged(fired: int, seeds: int) -> str:
@@ -198,8 +201,8 @@ def accuracy(runs: Runs) -> dict:
 def markdown(all_runs: list[Runs]) -> str:
     """The paper-style table: a block of rows per study."""
     head = (
-        "| study | metric (better) | method | ablation | GRPO | method − GRPO [95 % CI] | "
-        "method − ablation [95 % CI] | verdict |\n|---|---|---|---|---|---|---|---|\n"
+        "| study | metric (better) | method | ablation | GRPO | method − GRPO [95 % CI] (per seed) | "
+        "method − ablation [95 % CI] (per seed) | verdict |\n|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
     for runs in all_runs:
@@ -208,14 +211,15 @@ def markdown(all_runs: list[Runs]) -> str:
             lines.append(
                 f"| {runs.study.name if row['primary'] else ''} | {row['metric']} ({row['better']}) | "
                 f"{row['method'].text()} | {row['ablation'].text()} | {row['grpo'].text()} | "
-                f"{row['method_minus_grpo'].text()} | {row['method_minus_ablation'].text()} | "
+                f"{row['method_minus_grpo'].text(per_seed=True)} | "
+                f"{row['method_minus_ablation'].text(per_seed=True)} | "
                 f"{'**' + row['verdict'] + '**' if row['primary'] else row['verdict']} |"
             )
         acc = accuracy(runs)
         lines.append(
             f"| | held-out accuracy (warm start {acc['warm_start']:.3f}, best constant "
             f"{acc['constant_baseline']:.3f}) | {acc['method'].text()} | {acc['ablation'].text()} | "
-            f"{acc['grpo'].text()} | {acc['method_minus_grpo'].text()} | | "
+            f"{acc['grpo'].text()} | {acc['method_minus_grpo'].text(per_seed=True)} | | "
             f"{verdict(acc['method_minus_grpo'], +1)} |"
         )
         del arms
