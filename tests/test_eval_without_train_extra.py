@@ -1,5 +1,6 @@
 """`pip install .` evaluates: `harness eval` runs on the shipped AIME files where the `train` extra's
-packages (TRL, TensorBoard, complexipy, apted, SciPy) cannot be imported, as where they are not installed."""
+packages (TRL, TensorBoard, complexipy, apted, SciPy) and the `ray` extra's cannot be imported, as where
+they are not installed."""
 
 import json
 import os
@@ -10,12 +11,13 @@ import pytest
 from helpers import run_cli
 
 TRAIN_EXTRA = ("trl", "tensorboard", "complexipy", "apted", "scipy")  # pyproject.toml's `train` extra
+RAY_EXTRA = ("ray",)
 
 # sys.modules[name] = None: `import name` raises ModuleNotFoundError and importlib.util.find_spec(name)
 # is None, as for a package that is not installed; at exit, whichever got in anyway is written down
 SHIM = f"""
 import atexit, sys
-BLOCKED = {TRAIN_EXTRA!r}
+BLOCKED = {TRAIN_EXTRA + RAY_EXTRA!r}
 for name in BLOCKED:
     sys.modules[name] = None
 
@@ -67,3 +69,14 @@ def test_the_shim_blocks_what_it_names(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 1 and "ModuleNotFoundError" in done.stderr
     assert log.read_text() == "\n"
+
+
+@pytest.mark.slow  # seconds: `tox -e unit` leaves it to the full tier
+def test_eval_on_ray_without_the_ray_extra_says_how_to_install_it(tmp_path):
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(SHIM.format(log=str(tmp_path / "loaded.txt")))
+    args = ["--benchmarks", "aime24", "--model", "m", "--ray", "local", "--shards", "2", "--out", "o"]
+    done = run_cli("eval", *args, check=False, PYTHONPATH=str(shim), cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr == "error: --ray needs Ray: pip install 'harness[ray]'\n"
+    assert not (tmp_path / "o").exists()

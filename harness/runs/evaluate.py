@@ -46,7 +46,9 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
         pending = [r for r in p.requests if r.key not in done]
         if resuming:
             have = len(p.requests) - len(pending)
-            console.print(f"resuming {out}: {have}/{len(p.requests)} samples already generated")
+            console.print(
+                f"resuming {out}: {have}/{len(p.requests)} samples already generated", soft_wrap=True
+            )
         timeout, workers = cfg.scoring.score_timeout, cfg.scoring.score_workers
         if pending:
             generate_and_stream(cfg, run, pending, backend)
