@@ -348,6 +348,7 @@ OTHER_PROGRAMS_FLAGS = {
     "--check", "--strict", "--no-deps", "--die-with-parent", "--no-enable-chunked-prefill", "--num",
     "--include", "--device", "--short", "--every", "--group-size", "--tasks", "--against", "--old-questions",
     "--cpu", "--multi",  # accelerate launch's --cpu and --multi_cpu
+    "--machine", "--main", "--nnodes", "--nodes", "--ntasks-per-node",  # multi-node launchers and Slurm
 }  # fmt: skip
 
 
