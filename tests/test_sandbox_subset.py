@@ -115,11 +115,28 @@ def test_an_import_is_refused_exactly_when_the_rules_say(module, name, shape):
 )
 def test_a_call_is_refused_exactly_when_the_rules_say(function, count, keyword):
     arguments = ", ".join(["a"] * count + (["key=b"] if keyword else []))
-    refused = check_program(f"y = {function}({arguments})") is not None
-    if function == "type":
-        assert refused == (count != 1 or keyword)
-    else:
-        assert refused == name_refused(function), function
+    for shape in ("y = {call}", "y = {call} is int", "y = int != {call}", "y = {call} in (int, str)"):
+        refused = check_program(shape.format(call=f"{function}({arguments})")) is not None
+        if function == "type":  # compared, with one argument: never a value
+            assert refused == (count != 1 or keyword or shape == "y = {call}"), shape
+        else:
+            assert refused == name_refused(function), function
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(
+        ["object", "ValueError", "KeyError", "A", "dict", "int", "type", "typing.Generic", "f()"]
+    ),
+    st.sampled_from(["", "A = dict\n", "object = dict\n", "ValueError = KeyError\n", "def g(A):\n    pass\n"]),
+)
+def test_a_class_base_is_refused_exactly_when_the_rules_say(base, rebinding):
+    """A base is object, a builtin exception or a class the program defined, under a name it binds
+    nowhere else: a rebound name could stand for anything."""
+    code = f"import typing\nclass A:\n    pass\n{rebinding}class B({base}):\n    pass\n"
+    rebound = rebinding.split(" = ")[0].split("(")[-1].split(")")[0] if rebinding else None
+    allowed = base in {"object", "ValueError", "KeyError", "A"} and base != rebound
+    assert (check_program(code) is None) == allowed, code
 
 
 FORMAT_PARTS = ["{}", "{0}", "{name}", "{0:>3}", "{:{1}}", "text", "{{", "}}", "{0!r}"]
@@ -190,8 +207,17 @@ ESCAPES = {
     "import typing\ntyping.sys": "attribute sys is not allowed",
     "from statistics import random": "attribute random is not allowed",
     "import re\nre.enum": "attribute enum is not allowed",
-    "type('X', (), {})": "type is allowed only as type(x)",
-    "t = type": "type is allowed only as type(x)",
+    "type('X', (), {})": "type is allowed only compared, as in type(x) is int",
+    "t = type": "type is allowed only compared, as in type(x) is int",
+    # the third probe's: the class builder as type(type(0)), copy's reducers, a name-driven lookup
+    "B = type(type(0))\nB('X', (), {})": "type is allowed only compared, as in type(x) is int",
+    "t = type(0)": "type is allowed only compared, as in type(x) is int",
+    "import copy\ncopy.dispatch_table[C] = r": "attribute dispatch_table is not allowed",
+    "from functools import cached_property": "attribute cached_property is not allowed",
+    "import functools\nfunctools.partialmethod(f)": "attribute partialmethod is not allowed",
+    "import typing\nclass C(typing.NamedTuple):\n    pass": "base typing.NamedTuple is not allowed",
+    "class A:\n    pass\nA = dict\nclass B(A):\n    pass": "base A is not allowed",
+    "object = dict\nclass A(object):\n    pass": "base object is not allowed",
     "class C(metaclass=M):\n    pass": "class keywords (metaclass=...) are not allowed",
     "class C:\n    def __del__(self):\n        pass": "name __del__ is not allowed",
     "class C:\n    __slots__ = ()": "name __slots__ is not allowed",
@@ -249,7 +275,8 @@ def test_honest_code_passes():
         "        total += sum(x * x for x in xs if x % 2)\n"
         "    seen = {x: i for i, x in enumerate(xs)}\n"
         "    try:\n        q = xs[0] // total\n    except ZeroDivisionError as e:\n        q = str(e)\n"
-        "    return f'{total}:{q!r}' + str(type(q)) + '_'.join(sorted(Counter('ab')))\n"
+        "    return f'{total}:{q!r}' + str(type(q) is int) + '_'.join(sorted(Counter('ab')))\n"
+        "class Error(ValueError):\n    pass\nclass Base:\n    pass\nclass Leaf(Base, object):\n    pass\n"
         "def g(a, b):\n    return '{} and {:>{w}}, {name}'.format(a, b, w=3, name='x')\n"
     )
     assert check_program(code) is None

@@ -6,7 +6,10 @@ names from `BUILTINS`, imports from `MODULES`. On top of that allowlist it refus
 
 - every name, identifier and attribute that starts with ``_`` (a bare ``_`` is an ordinary variable),
   except the method names in `DUNDER_METHODS` when defined directly in a class body;
-- `type` except as a one-argument call (three-argument `type` builds classes from a dict);
+- `type` except as a one-argument call compared with something (``type(x) is int``): as a value,
+  ``type(type(0))`` is the class builder under another spelling;
+- class bases other than ``object``, the builtin exceptions and the program's own classes (a base
+  from a module brings its machinery: metaclasses, ``__class_getitem__``...);
 - attributes that reach frames, code objects or tracebacks (``f_``, ``tb_``, ``gi_``, ``cr_``,
   ``ag_``, ``co_`` prefixes) and the names in `ATTRIBUTES`: string-driven attribute lookups
   (`str.format`, whose ``{0.attr}`` fields look attributes up, except on a string literal whose
@@ -26,6 +29,7 @@ import ast
 import builtins
 import re
 import string
+from collections import Counter
 
 from harness.core.threadsafe_ast import parse
 
@@ -115,6 +119,8 @@ BUILTINS = frozenset(
         "zip",
     }
 )
+# the classes a program's class may derive from, besides its own
+BASES = frozenset({"object", *_EXCEPTIONS})
 # every other builtin (getattr, vars, eval, exec, compile, open, input, breakpoint, memoryview...)
 REFUSED_BUILTINS = frozenset(name for name in dir(builtins) if name not in BUILTINS)
 FRAME_PREFIXES = ("f_", "tb_", "gi_", "cr_", "ag_", "co_")
@@ -130,6 +136,10 @@ ATTRIBUTES = frozenset(
         "methodcaller",
         "update_wrapper",
         "wraps",
+        "cached_property",  # looks its attribute up by the name it is assigned to
+        "partialmethod",
+        # object building: copy's reducers (copyreg's table, reachable as copy.dispatch_table)
+        "dispatch_table",
         # strings evaluated as code
         "get_type_hints",
         "ForwardRef",
@@ -264,7 +274,7 @@ def check_program(code: str, mode: str = "exec") -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "syntax error"
     try:
-        _Walk().visit(tree, in_class=False)
+        _Walk(tree).visit(tree, in_class=False)
     except _Refused as e:
         return str(e)
     except RecursionError:
@@ -275,8 +285,10 @@ def check_program(code: str, mode: str = "exec") -> str | None:
 class _Walk:
     """One check's walk over a tree: every node's type is allowed and its own rule holds."""
 
-    def __init__(self):
-        self.type_calls: set[int] = set()  # the `type` names called with one argument
+    def __init__(self, tree: ast.AST):
+        self.type_calls: set[int] = set()  # the `type` names called with one argument in a comparison
+        self.classes: set[str] = set()  # the classes the program has defined so far, by unrebound names
+        self.bindings = Counter(_bound_names(tree))
 
     def visit(self, node: ast.AST, in_class: bool) -> None:
         if type(node) not in NODES:
@@ -291,14 +303,14 @@ class _Walk:
             if node.id in REFUSED_BUILTINS:
                 raise _Refused(f"{node.id} is not allowed")
             if node.id == "type" and id(node) not in self.type_calls:
-                raise _Refused("type is allowed only as type(x)")
+                raise _Refused("type is allowed only compared, as in type(x) is int")
         elif isinstance(node, ast.Attribute):
             if not _literal_format(node):
                 _attribute(node.attr)
-        elif isinstance(node, ast.Call):
-            one = len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred)
-            if one and isinstance(node.func, ast.Name):
-                self.type_calls.add(id(node.func))
+        elif isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                if _one_argument_call(operand):
+                    self.type_calls.add(id(operand.func))
         elif isinstance(node, ast.FunctionDef):
             if not (in_class and node.name in DUNDER_METHODS):
                 _identifier(node.name)
@@ -306,6 +318,12 @@ class _Walk:
             _identifier(node.name)
             if node.keywords:
                 raise _Refused("class keywords (metaclass=...) are not allowed")
+            for base in node.bases:
+                builtin = isinstance(base, ast.Name) and base.id in BASES and not self.bindings[base.id]
+                if not (builtin or isinstance(base, ast.Name) and base.id in self.classes):
+                    raise _Refused(f"base {ast.unparse(base)[:60]} is not allowed")
+            if self.bindings[node.name] == 1:  # a name bound once: it stays this class
+                self.classes.add(node.name)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 _module(alias.name)
@@ -323,6 +341,30 @@ class _Walk:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if _DUNDER_STRING.fullmatch(node.value):
                 raise _Refused(f"string {node.value!r} is not allowed")
+
+
+def _bound_names(tree: ast.AST):
+    """Every name each binding in `tree` binds (assignments, deletions, parameters, imports, handlers,
+    definitions), once per binding."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            yield node.id
+        elif isinstance(node, ast.arg):
+            yield node.arg
+        elif isinstance(node, ast.alias):
+            yield node.asname or node.name.split(".")[0]
+        elif isinstance(node, ast.ExceptHandler | ast.FunctionDef | ast.ClassDef) and node.name:
+            yield node.name
+
+
+def _one_argument_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    )
 
 
 def _literal_format(node: ast.Attribute) -> bool:
