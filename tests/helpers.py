@@ -14,8 +14,10 @@ def run_cli(
     *args: str, cwd: Path | None = None, check: bool = True, **env: str
 ) -> subprocess.CompletedProcess:
     """`python -m harness ARGS`, offline, capturing output."""
-    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **env}
-    environment.pop("HARNESS_DATA_DIR", None)
+    # the caller's data folder and sandbox opt-in are not inherited: a test passes its own
+    private = ("HARNESS_DATA_DIR", "HARNESS_UNSAFE_NO_SANDBOX")
+    inherited = {k: v for k, v in os.environ.items() if k not in private}
+    environment = {**inherited, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **env}
     done = subprocess.run(
         [sys.executable, "-m", "harness", *args], cwd=cwd, env=environment, capture_output=True, text=True
     )

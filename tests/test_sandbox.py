@@ -673,7 +673,9 @@ def no_bwrap(monkeypatch, tmp_path):
 
 @pytest.fixture
 def unisolated(no_bwrap, monkeypatch):
-    """The explicit opt-in to run without bubblewrap, for legitimate programs only."""
+    """The explicit opt-in to run without bubblewrap, for legitimate programs only (undone after the
+    test: setenv first, so that undoing it removes what allow_unisolated sets)."""
+    monkeypatch.setenv(isolation.UNSAFE, "")
     isolation.allow_unisolated()
 
 
