@@ -128,7 +128,9 @@ def test_a_call_is_refused_exactly_when_the_rules_say(function, count, keyword):
     st.sampled_from(
         ["object", "ValueError", "KeyError", "A", "dict", "int", "type", "typing.Generic", "f()"]
     ),
-    st.sampled_from(["", "A = dict\n", "object = dict\n", "ValueError = KeyError\n", "def g(A):\n    pass\n"]),
+    st.sampled_from(
+        ["", "A = dict\n", "object = dict\n", "ValueError = KeyError\n", "def g(A):\n    pass\n"]
+    ),
 )
 def test_a_class_base_is_refused_exactly_when_the_rules_say(base, rebinding):
     """A base is object, a builtin exception or a class the program defined, under a name it binds
