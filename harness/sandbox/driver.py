@@ -25,7 +25,9 @@ resource limits (hard limits, which the code it then runs cannot raise again), p
   travel: on success ONE line, the list of the encoded values, then exit status 0; otherwise no line
   and an exit status of exits.py (RAISED at the first case that raises, the later cases not run,
   with "Type: message" on stderr for the reason shown; NO_FUNCTION; NOT_A_VALUE; MEMORY). Before any
-  candidate code runs, `seal` takes this process's means to write and exit for the driver alone,
+  candidate code runs, `seal` loads the modules the language subset allows (``preload``), then
+  leaves the import machinery unable to build a module from C code (so no fresh ``posix`` holds
+  them again), takes this process's means to write and exit for the driver alone,
   removes them from ``os``/``posix`` (and threads from ``_thread``), refuses the job's forbidden
   imports, and adds an audit hook (which cannot be removed) refusing files, sockets, processes,
   frames, ctypes and code objects; the guard and the hook use only what is bound to them, and the
@@ -375,14 +377,28 @@ def stand_in_getframe(depth=0):
     return StandInFrame
 
 
-def seal(forbidden):
+def no_new_modules(*args, **kwargs):
+    raise ImportError("no module is built once sealed: a second copy of one would hold what the seal took")
+
+
+def seal(forbidden, preload=()):
     """Keep this process's write and exit for the driver, and take them (and the other ways out) from
     the code about to run. Returns (write, exit, encode, decode) for the driver alone."""
+    import _imp
     import _signal
     import _thread
     import math
     import posix
     import types
+
+    # the modules the code may import, loaded now; then nothing builds a module from C code again: a
+    # fresh posix (the import machinery's create_builtin) would hold the write and _exit taken below
+    for name in preload:
+        try:
+            __import__(name)
+        except ImportError:  # a codec module this Python was built without
+            pass
+    _imp.create_builtin = _imp.create_dynamic = no_new_modules
 
     write, end = posix.write, posix._exit
     codec_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "codec.py")
@@ -423,7 +439,7 @@ def sealed_call(job, fd):
     cases, expression, code = job.get("cases", []), job.get("expression"), job["code"]
     fresh = job.get("fresh")
     raised_, no_function, not_a_value, memory = RAISED, NO_FUNCTION, NOT_A_VALUE, MEMORY
-    write, end, encode_value, decode_value = seal(job.get("forbidden", []))
+    write, end, encode_value, decode_value = seal(job.get("forbidden", []), job.get("preload", ()))
     text, str_, type_, range_, len_, callable_, exec_, compile_, eval_, builtins_ = (
         repr,
         str,

@@ -53,6 +53,21 @@ MODULES = frozenset(
         "typing",
     }
 )
+# extension modules that allowed code loads on demand: the codecs of str.encode and bytes.decode
+# ("shift_jis", "hex", "zlib"...). The sealed executor loads them with `MODULES` before it seals, as
+# nothing builds a module after that (driver.seal); those missing from a build are skipped
+ON_DEMAND = (
+    "_multibytecodec",
+    "_codecs_cn",
+    "_codecs_hk",
+    "_codecs_iso2022",
+    "_codecs_jp",
+    "_codecs_kr",
+    "_codecs_tw",
+    "binascii",
+    "unicodedata",
+    "zlib",
+)
 _EXCEPTIONS = {
     name
     for name, value in vars(builtins).items()

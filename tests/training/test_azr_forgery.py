@@ -215,6 +215,18 @@ FORGERIES = {
         "    g = {}\n    exec('import ran' + 'dom as r', g)\n    return g['r'].random()\n"
     ),
     "a traceback's frames": ESCAPE,
+    # the third probe's: a fresh posix built by the import machinery, whose write and _exit the seal
+    # never removed, writes the reply and ends with status 0
+    "a fresh posix module": FIND
+    + (
+        "    modules = find('sys').modules\n"
+        "    spec = modules['_frozen_importlib'].ModuleSpec('po' + 'six', None, origin='built-in')\n"
+        "    fresh = modules['_i' + 'mp'].create_builtin(spec)\n"
+        "    for fd in range(30):\n"
+        f'        try: fresh.write(fd, b"{REPLY}")\n'
+        "        except Exception: pass\n"
+        "    getattr(fresh, '_ex' + 'it')(0)\n"
+    ),
     "a MemoryError of its own": (
         "    class MemoryError(Exception):\n        pass\n    raise MemoryError('42')\n"
     ),
@@ -315,3 +327,14 @@ def test_honest_programs_stay_valid():
         assert check_abduction(program, text, run.value).passed
     numpy = validate("def f(x):\n    import numpy as np\n    return int(np.arange(x).sum())", "10")
     assert numpy.reason == f"{OUTSIDE}: import of numpy is not allowed"
+
+
+CODECS = ["shift_jis", "euc_kr", "gb2312", "big5", "iso2022_jp", "idna", "utf_16"]
+
+
+@pytest.mark.parametrize("encoding", CODECS)
+def test_codecs_load_on_demand_though_no_module_is_built_once_sealed(encoding):
+    """The seal leaves the import machinery unable to build a module (a fresh posix would hold what it
+    took), so the codecs' extension modules are loaded before it: str.encode still finds them."""
+    run = validate("def f(text, encoding):\n    return text.encode(encoding)\n", f"'abc', {encoding!r}")
+    assert run.valid and run.output == repr("abc".encode(encoding)), run
