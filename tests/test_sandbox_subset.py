@@ -407,3 +407,27 @@ def test_no_chain_of_allowed_attribute_reads_reaches_the_interpreter():
         elif callable(value) and id(value) in refused_builtins:
             found.append(f"{chain}: builtin {value!r}")
     assert reached > 2_000 and found == []  # 4,229 reads on Python 3.11
+
+
+def test_every_module_built_from_c_that_the_allowed_modules_load_is_loaded_before_the_seal():
+    """Once sealed, nothing builds a module from C (driver.seal): whatever such module importing the
+    allowed modules loads, in the sandbox's own Python, must be in `EXTENSIONS`, which the driver loads
+    first. Then the CRUXEval-style codecs, loaded on demand by str.encode."""
+    import subprocess
+
+    from harness.sandbox import isolation
+
+    probe = (
+        "import importlib, sys\n"
+        "before = set(sys.modules)\n"
+        f"for name in {sorted(MODULES)!r}: importlib.import_module(name)\n"
+        "'x'.encode('shift_jis'); 'x'.encode('idna')\n"
+        "for name in sorted(set(sys.modules) - before):\n"
+        "    origin = getattr(sys.modules[name].__spec__, 'origin', None) or ''\n"
+        "    if origin == 'built-in' or origin.endswith('.so'): print(name)\n"
+    )
+    python, _ = isolation.interpreter()
+    done = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.split())
+    assert "_decimal" in loaded and "_codecs_jp" in loaded  # the probe saw what it should
+    assert loaded <= set(subset.EXTENSIONS), loaded - set(subset.EXTENSIONS)

@@ -25,9 +25,9 @@ resource limits (hard limits, which the code it then runs cannot raise again), p
   travel: on success ONE line, the list of the encoded values, then exit status 0; otherwise no line
   and an exit status of exits.py (RAISED at the first case that raises, the later cases not run,
   with "Type: message" on stderr for the reason shown; NO_FUNCTION; NOT_A_VALUE; MEMORY). Before any
-  candidate code runs, `seal` loads the modules the language subset allows (``preload``), then
-  leaves the import machinery unable to build a module from C code (so no fresh ``posix`` holds
-  them again), takes this process's means to write and exit for the driver alone,
+  candidate code runs, `seal` loads the modules built from C that the language subset's modules and
+  codecs need (``preload``), then leaves the import machinery unable to build such a module (so no
+  fresh ``posix`` holds them again), takes this process's means to write and exit for the driver alone,
   removes them from ``os``/``posix`` (and threads from ``_thread``), refuses the job's forbidden
   imports, and adds an audit hook (which cannot be removed) refusing files, sockets, processes,
   frames, ctypes and code objects; the guard and the hook use only what is bound to them, and the
@@ -391,12 +391,12 @@ def seal(forbidden, preload=()):
     import posix
     import types
 
-    # the modules the code may import, loaded now; then nothing builds a module from C code again: a
+    # the modules built from C that the code may need, loaded now; then nothing builds one again: a
     # fresh posix (the import machinery's create_builtin) would hold the write and _exit taken below
     for name in preload:
         try:
             __import__(name)
-        except ImportError:  # a codec module this Python was built without
+        except ImportError:  # a module this Python was built without
             pass
     _imp.create_builtin = _imp.create_dynamic = no_new_modules
 

@@ -93,8 +93,7 @@ def run_sealed(job: dict, limits: Limits) -> Sealed:
     )
     if refused:
         return Sealed("refused", reason=refused)
-    preload = [*sorted(subset.MODULES), *subset.ON_DEMAND]
-    proc = Proc({**job, "mode": "call", "preload": preload}, limits)
+    proc = Proc({**job, "mode": "call", "preload": list(subset.EXTENSIONS)}, limits)
     ended = proc.wait(time.monotonic() + limits.wall)
     if ended.status in ("timeout", "memory"):
         return Sealed(ended.status, reason=ended.reason)

@@ -53,10 +53,20 @@ MODULES = frozenset(
         "typing",
     }
 )
-# extension modules that allowed code loads on demand: the codecs of str.encode and bytes.decode
-# ("shift_jis", "hex", "zlib"...). The sealed executor loads them with `MODULES` before it seals, as
-# nothing builds a module after that (driver.seal); those missing from a build are skipped
-ON_DEMAND = (
+# the modules built from C that importing `MODULES` loads (tests/test_sandbox_subset.py keeps the list
+# complete), and those that allowed code loads on demand: the codecs of str.encode and bytes.decode
+# ("shift_jis", "hex"...). The sealed executor loads them before it seals, as nothing builds a module
+# from C after that (driver.seal); one missing from a build is skipped
+EXTENSIONS = (
+    "_bisect",
+    "_decimal",
+    "_heapq",
+    "_random",
+    "_sha512",
+    "_statistics",
+    "_string",
+    "_typing",
+    "math",
     "_multibytecodec",
     "_codecs_cn",
     "_codecs_hk",
