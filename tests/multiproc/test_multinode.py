@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -45,13 +46,15 @@ def node(rank: int, port: int, run_id: str, argv: list[str], trace: Path | None 
     return [*strace, "-e", "trace=open,openat,creat,rename,renameat,renameat2", *command]
 
 
-def two_nodes(argv: list[str], cwd: Path, traces: Path | None = None) -> list[Done]:
+def start_nodes(argv: list[str], cwd: Path, traces: Path | None = None) -> list[subprocess.Popen]:
+    """Both nodes' launches, started; with `traces`, each under strace into traces/nodeR.strace."""
     port, run_id = free_port(), f"run{free_port()}"
-    launches = []
-    for rank in (0, 1):
-        trace = traces / f"node{rank}.strace" if traces else None
-        launches.append(start(node(rank, port, run_id, argv, trace), cwd))
-    return [finish(p) for p in launches]
+    traced = [traces / f"node{rank}.strace" if traces else None for rank in (0, 1)]
+    return [start(node(rank, port, run_id, argv, traced[rank]), cwd) for rank in (0, 1)]
+
+
+def two_nodes(argv: list[str], cwd: Path, traces: Path | None = None) -> list[Done]:
+    return [finish(p) for p in start_nodes(argv, cwd, traces)]
 
 
 # with strace -y an fd shows the path it refers to: an open's result names the file it opened, a
@@ -141,8 +144,7 @@ def worker_of(launcher: int) -> int:
 def test_a_killed_node_ends_both_and_the_same_commands_resume(plain_model, tmp_path):
     out = tmp_path / "out"
     argv = grpo_args(plain_model, out, "--max-steps", "6")
-    port, run_id = free_port(), f"run{free_port()}"
-    launches = [start(node(rank, port, run_id, argv), tmp_path) for rank in (0, 1)]
+    launches = start_nodes(argv, tmp_path)
     deadline = time.monotonic() + LIMIT_S
     while not (out / "checkpoint-2").is_dir() or not complete(out / "checkpoint-2"):
         assert all(p.poll() is None for p in launches) and time.monotonic() < deadline, "no checkpoint-2"
