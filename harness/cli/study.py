@@ -94,3 +94,26 @@ def _keep(study: Path, to: Path) -> None:
             for name in ("metrics.jsonl", "summary.json"):
                 relative = f"record/{run.name}/{name}"
                 out.write(relative, read_bytes(study / relative, study, RECORDS_BYTES))
+
+
+@study_app.command("rank")
+def rank_command(
+    study: Annotated[Path, typer.Argument(help="A Reasoning Arena study folder (its warm start and sums).")],
+    out: Annotated[Path, typer.Option(help="Folder for ranking.json and ranking.md.")],
+    groups: Annotated[int, typer.Option(min=1, help="Held-out sums, one group each.")] = 16,
+    responses: Annotated[int, typer.Option(min=3, help="Responses a group (N).")] = 8,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the samples and the judge's orders.")] = 0,
+    model: Annotated[
+        Path | None, typer.Option(help="The policy and judge (default: the study's warm start).")
+    ] = None,
+) -> None:
+    """Training-free: the live tournament's Bradley-Terry ranking against the full round robin's and its
+    repeat, and against the rule verdicts, per judge call, with the policy judging (docs/studies.md)."""
+    from trainers.studies.ranking import markdown, rank_study
+
+    result = rank_study(study, groups, responses, seed, model)
+    text = markdown(result)
+    with OutDir.open(out) as folder:
+        folder.write("ranking.json", json.dumps(result, indent=2) + "\n")
+        folder.write("ranking.md", text)
+    typer.echo(text)
