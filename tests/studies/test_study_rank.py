@@ -53,7 +53,8 @@ def run(*args):
 
 def test_rank_command_with_the_tiny_model_judging(tiny_model, tmp_path):
     study = tmp_path / "arena"
-    made = run("study", "run", "arena", "--model", tiny_model, "--heldout-size", "4", "--out", study, "--dry-run")
+    args = ("--model", tiny_model, "--heldout-size", 4, "--dry-run", "--out", study)
+    made = run("study", "run", "arena", *args)
     assert made.returncode == 0, made.stderr[-2000:]
     done = run(
         "study", "rank", study, "--model", tiny_model, "--groups", "2", "--responses", "4",
