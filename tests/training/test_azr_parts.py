@@ -35,6 +35,7 @@ from trainers.methods.azr.buffers import (
     read_seed_file,
 )
 from trainers.methods.azr.rewards import (
+    CONSTANT,
     FORMAT_ERROR,
     ROLES,
     RULES,
@@ -83,7 +84,7 @@ def test_proposer_reward_paper_rule():
     assert proposer_reward(None) == -1.0  # parsed, failed validation in the sandbox: not -0.5
     assert [proposer_reward(k) for k in (0, 1, 4, 7, 8)] == [0.0, 0.875, 0.5, 0.125, 0.0]
     assert proposer_reward(1, 2) == 0.5
-    assert (FORMAT_ERROR, WRONG, RULES) == (-1.0, -0.5, ("paper", "code"))
+    assert (FORMAT_ERROR, WRONG, RULES) == (-1.0, -0.5, ("paper", "code", "constant"))
 
 
 def test_proposer_reward_code_rule():
@@ -93,6 +94,13 @@ def test_proposer_reward_code_rule():
     assert [proposer_reward(k, rule="code") for k in (0, 1, 4, 7, 8)] == [-0.5, 0.875, 0.5, 0.125, -0.5]
     with pytest.raises(ValueError, match="rule"):
         proposer_reward(1, rule="zero")
+
+
+def test_proposer_reward_constant_control():
+    """The study's control: the format rule kept, every valid proposal paid the same whatever its solves."""
+    assert [proposer_reward(k, rule="constant") for k in (0, 1, 4, 8)] == [CONSTANT] * 4
+    assert proposer_reward(None, rule="constant") == -1.0
+    assert proposer_reward(3, format_ok=False, rule="constant") == -1.0
 
 
 def test_solver_reward():

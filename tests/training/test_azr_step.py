@@ -355,6 +355,9 @@ def test_one_azr_step_matches_the_hand_computation(plain_model, tmp_path):
     assert metrics["azr/induction/propose/valid_rate"] == 0.5
     assert metrics["azr/induction/propose/solved_rate"] == 1.0  # 4 of 4: learnability 0
     assert metrics["azr/abduction/propose/trivial_rate"] == 0.0
+    # over the task types: 2 of 6 valid, of which the abduction one is learnable and the induction one not
+    assert metrics["azr/propose/valid_rate"] == pytest.approx(1 / 3)
+    assert metrics["azr/propose/learnable_rate"] == 0.5
     assert metrics["azr/deduction/solve/accuracy"] == 0.5
     assert (metrics["azr/buffer/deduction"], metrics["azr/buffer/abduction"]) == (1, 2)
     assert metrics["azr/buffer/induction"] == 1
@@ -445,6 +448,7 @@ def test_the_second_step_builds_on_the_buffers(plain_model, tmp_path):
     metrics = last_metrics(trainer)
     assert metrics["azr/deduction/propose/valid_rate"] == 1.0
     assert metrics["azr/deduction/propose/trivial_rate"] == 0.5  # 0 of 4
+    assert metrics["azr/propose/learnable_rate"] == pytest.approx(2 / 3)  # successes 2, 0, 2 of 4
     assert (metrics["azr/buffer/abduction"], metrics["azr/buffer/deduction"]) == (3, 3)
 
 

@@ -361,6 +361,10 @@ class AzrMethod(Method):
                     out[f"azr/{task}/solve/answer_diversity"] = analysis.answer_diversity(
                         given, self.answers_seen
                     )
+        overall = analysis.proposal_stats([p.successes for p in proposals], self.options.mc_samples)
+        out["azr/propose/valid_rate"] = overall["valid_rate"]
+        if any(p.successes is not None for p in proposals):  # of the valid ones: 0 < solve rate < 1
+            out["azr/propose/learnable_rate"] = overall["learnable_rate"]
         for task, size in self.buffers.sizes().items():
             out[f"azr/buffer/{task}"] = float(size)
         made = [p for p in proposals if p.made is not None]

@@ -12,7 +12,7 @@ from trainers.methods.azr import prompts
 from trainers.methods.azr.executor import LIMITS
 
 N_SAMPLES = 8  # n, Monte-Carlo solver rollouts per validated proposal (Table 3)
-RULES = ("paper", "code")  # the proposer's reading of Eq. 6
+RULES = ("paper", "code", "constant")  # the proposer's reading of Eq. 6, or a control without it
 MAX_PROGRAMS = 16384
 STRATEGIES = ("paper", "max_new")
 DISTANCE_METHODS = ("tree", "difflib")
@@ -42,7 +42,7 @@ class AzrOptions(MethodOptions):
         "paper",
         "paper: -1 unparsable or invalid, else the learnability (0 at mean 0 or 1); "
         '"code": -1 for any proposal without a valid task and -0.5 for a valid one at mean 0 or 1 '
-        "(Eq. 6, rewards.py)",
+        '(Eq. 6, rewards.py); "constant": a control without learnability, 0.5 for every valid proposal',
     )
     advantages: str = setting(
         "sequence", 'TRR++ statistics per slice (paper); "token": veRL\'s token-weighted'

@@ -8,7 +8,9 @@
   considered to be correctly formatted", §3.1): a proposal that parses but fails validation is
   malformed, -1, and a valid one earns its learnability (0 when every or no rollout solves it).
   `rule="code"` is the released code, which differs: -1 for any proposal
-  without a valid task too, but -0.5 for a valid one whose learnability is 0.
+  without a valid task too, but -0.5 for a valid one whose learnability is 0. `rule="constant"` is not
+  the paper's: a control that keeps the format rule and pays every valid proposal the same `CONSTANT`,
+  whatever its solvers did, so that a study can tell what learnability itself does.
 - Task-Relative REINFORCE++ (Eq. 8): rewards whitened within each of the six (task, role) slices, with
   sequence-level statistics (the paper) or token-weighted ones (the code's veRL `masked_whiten`).
 """
@@ -28,6 +30,7 @@ ROLES = ("propose", "solve")
 
 FORMAT_ERROR = -1.0  # a malformed answer, or a proposal that does not yield a valid task
 WRONG = -0.5  # a formatted but wrong answer (the seed lost the minus; the code has -0.5)
+CONSTANT = 0.5  # `rule="constant"`: every valid proposal's reward (TRR++ whitens it against the -1s)
 EPS = 1e-8  # veRL's masked_whiten: rsqrt(var + 1e-8)
 
 
@@ -58,6 +61,8 @@ def proposer_reward(
         return FORMAT_ERROR
     if successes is None:  # failed validation: not a valid triplet, so not correctly formatted
         return FORMAT_ERROR
+    if rule == "constant":
+        return CONSTANT
     value = learnability(successes, n)
     if value > 0:
         return value
