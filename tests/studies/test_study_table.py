@@ -25,12 +25,22 @@ def record(folder, arm, seed, steps, accuracy=0.5):
     (run / "summary.json").write_text(json.dumps({**SUMMARY, "arm": arm, "seed": seed, "accuracy": accuracy}))
 
 
-def study(folder, seeds=3):
+def study(folder, seeds=3, name="ulorl"):
     folder.mkdir(exist_ok=True)
-    (folder / "study.json").write_text(
-        json.dumps({"settings": {"study": "ulorl", "seeds": seeds, "steps": 2}})
-    )
+    (folder / "study.json").write_text(json.dumps({"settings": {"study": name, "seeds": seeds, "steps": 2}}))
     return folder
+
+
+def test_a_metric_grpo_does_not_log_is_read_against_the_ablation(tmp_path):
+    """AZR's proposer metrics: GRPO proposes nothing, so the constant-reward control is the comparison."""
+    folder = study(tmp_path / "azr", name="azr")
+    for seed, gap in enumerate([0.2, 0.3, 0.25]):
+        record(folder, "method", seed, [{"azr/propose/learnable_rate": 0.4 + gap}])
+        record(folder, "ablation", seed, [{"azr/propose/learnable_rate": 0.4}])
+        record(folder, "grpo", seed, [{"loss": 1.0}])
+    first = rows(load(folder))[0]
+    assert first["method_minus_grpo"].n == 0 and first["method_minus_ablation"].mean == pytest.approx(0.25)
+    assert first["verdict"] == "shown (against the ablation)" and first["verdict_vs_ablation"] == "shown"
 
 
 def test_paired_interval_and_verdict_over_seeds(tmp_path):

@@ -44,6 +44,8 @@ class Study:
     # group train nothing, and TRL logs their entropy as 0)
     active: str | None = None
     gpu: dict[str, Any] = field(default_factory=dict)  # the GPU profile's settings for the method's own arms
+    task: str = "sums"  # or "programs" (trainers/studies/programs.py): the warm start is the method's own
+    eval_max_tokens: int | None = None  # the held-out evaluation's budget (default: max_completion_length)
 
     def arm(self, name: str) -> Arm:
         return next(a for a in self.arms if a.name == name)
@@ -73,6 +75,20 @@ _ARENA = {
     "keep_tail_tokens": 256,
     "judge_prefill": "The better response is \\boxed{",
 }
+
+# Absolute Zero at 135M on the CPU: configs/train/azr-cpu.yaml's options with 2 references (shorter
+# prompts) and shorter completions; the study's learning rate, not the paper's 1e-6 (8 steps move nothing)
+_AZR = {
+    "references": 2,
+    "mc_samples": 4,
+    "num_inputs": 4,
+    "template": "chat",
+    "max_prompt_tokens": 1536,
+    "propose_max_tokens": 128,
+    "solve_max_tokens": 64,
+    "timeout": 5.0,
+}
+_AZR_RUN = {"dataset": "library", "trl": {"entropy_coef": 0.001}}  # the library seeds the buffers
 
 STUDIES = {
     s.name: s
@@ -156,6 +172,45 @@ STUDIES = {
                 Metric("arena/routed_fraction", "share of groups the judge re-scores", +1),
             ),
             engaged=("arena/routed_fraction",),
+        ),
+        Study(
+            name="azr",
+            method="azr",
+            regime="SFT on the library's proposals and answers: all three task types proposed in format",
+            style="azr",
+            levels="2x9,3x20,4x50",  # programs of 2-4 integer statements (trainers/studies/programs.py)
+            task="programs",
+            eval_max_tokens=64,
+            config={
+                "scorer": None,  # the azr_deduction benchmark's
+                "prompts_per_step": 1,  # AZR: 3 proposals and 3 answers a step
+                "temperature": 1.0,
+                "max_completion_length": 128,
+                "loss_type": "grpo",
+            },
+            arms=(
+                Arm("method", "azr", {**_AZR_RUN, "options": _AZR}, "Absolute Zero"),
+                Arm(
+                    "ablation",
+                    "azr",
+                    {**_AZR_RUN, "options": {**_AZR, "reward_rule": "constant"}},
+                    "AZR, constant proposer reward",
+                ),
+                # no proposer: GRPO's solver on the study's training programs, 8 answers a step
+                Arm(
+                    "grpo",
+                    "grpo",
+                    {"prompts_per_step": 2, "num_generations": 4, "max_completion_length": 64},
+                    "GRPO on the training programs",
+                ),
+            ),
+            metrics=(
+                Metric(
+                    "azr/propose/learnable_rate", "share of valid proposals solved sometimes, not always", +1
+                ),
+                Metric("azr/propose/valid_rate", "share of proposals that are valid tasks", +1),
+                Metric("azr/induction/propose/valid_rate", "share of induction proposals that are valid", +1),
+            ),
         ),
     )
 }

@@ -1,7 +1,8 @@
 """Run a study: its data, its warm start, then every (arm, seed) trained, evaluated on the held-out sums
 and gated with `harness regress`, each a `harness` command in its own process.
 
-STUDY/ holds `study.json` (the settings), `data/` (warm-start, train and held-out sums, disjoint),
+STUDY/ holds `study.json` (the settings), `data/` (warm-start, train and held-out sums, disjoint; for
+programs, `data/train/` and `data/heldout/` in CRUXEval's layout, as `azr_deduction` reads them),
 `warm-start/` (the model every arm starts from), `evals/warm-start/` (its held-out run), `runs/ARM-seedS/`
 (`harness train` folders), `evals/ARM-seedS/` and `record/ARM-seedS/` (metrics.jsonl and summary.json:
 what the table reads; the only part worth keeping). Everything is resumable: a finished part is
@@ -27,9 +28,10 @@ from harness.core.io.read import RECORDS_BYTES, Missing, read_bytes, read_json
 from harness.core.io.write import OutDir, open_file
 from harness.core.settings import check, setting
 from trainers.coldstart.options import ColdStartOptions
+from trainers.studies import programs
 from trainers.studies.catalog import BASE, Study, study
 from trainers.studies.task import disjoint, parse_levels, split
-from trainers.studies.warmstart import warm_start
+from trainers.studies.warmstart import demonstrations, warm_start
 
 STUDY_FILE = "study.json"
 # what a profile changes in every arm's config: on a GPU, TRL's vLLM colocated in the training process
@@ -52,7 +54,9 @@ class Settings:
     model: str = setting(help="The model the warm start trains (a folder, e.g. from `harness fetch-model`).")
     seeds: int = setting(3, "Seeds per arm (0..S-1).", minimum=1)
     steps: int = setting(24, "Optimizer steps per run.", minimum=1)
-    warm_examples: int = setting(192, "Warm-start demonstrations (sums in the study's style).", minimum=1)
+    warm_examples: int = setting(
+        192, "Warm-start demonstrations (sums in the study's style, or the method's cold start).", minimum=1
+    )
     warm_epochs: float = setting(2.0, "Warm-start epochs.", exclusive_minimum=0)
     train_size: int = setting(256, "Training sums.", minimum=1)
     heldout_size: int = setting(60, "Held-out sums (disjoint from the others).", minimum=1)
@@ -106,19 +110,33 @@ def _claim(folder: Path, settings: Settings) -> None:
     write(folder, STUDY_FILE, json.dumps(record, indent=2) + "\n")
 
 
-def _eval_args(s: Study, model: Path, heldout: Path, n: int, out: Path) -> list[object]:
+def _heldout(s: Study, folder: Path) -> list[object]:
+    """`harness eval`'s arguments naming the held-out set and how it is asked and scored."""
+    if s.task == "programs":
+        return ["--benchmarks", programs.BENCHMARK, "--data-dir", folder / "data" / "heldout"]
+    heldout = folder / "data" / "heldout.jsonl"
+    return ["--benchmarks", f"jsonl:{heldout}", "--scorer", "integer", "--prompt-template", "{problem}"]
+
+
+def _eval_args(s: Study, model: Path, folder: Path, n: int, out: Path) -> list[object]:
     config = {**BASE, **s.config}
     return [
-        "eval", "--benchmarks", f"jsonl:{heldout}", "--model", model, "--n", n,
-        "--temperature", config["temperature"], "--max-tokens", config["max_completion_length"],
-        "--scorer", "integer", "--prompt-template", "{problem}", "--seed", 0, "--out", out,
+        "eval", *_heldout(s, folder), "--model", model, "--n", n, "--temperature", config["temperature"],
+        "--max-tokens", s.eval_max_tokens or config["max_completion_length"], "--seed", 0, "--out", out,
     ]  # fmt: skip
 
 
-def arm_config(s: Study, arm_name: str, settings: Settings, model: Path, train: Path) -> dict:
+def _training_set(s: Study, folder: Path) -> dict[str, str]:
+    """The config keys naming the training set (an arm may replace them: AZR proposes its own)."""
+    if s.task == "programs":
+        return {"dataset": programs.BENCHMARK, "data_dir": str(folder / "data" / "train")}
+    return {"dataset": f"jsonl:{folder / 'data' / 'train.jsonl'}"}
+
+
+def arm_config(s: Study, arm_name: str, settings: Settings, model: Path, folder: Path) -> dict:
     """The `harness train` config of one arm (the seed is set per run)."""
     arm = s.arm(arm_name)
-    config = {**BASE, **s.config, "method": arm.method, "model": str(model), "dataset": f"jsonl:{train}"}
+    config = {**BASE, **s.config, "method": arm.method, "model": str(model), **_training_set(s, folder)}
     config.update(max_steps=settings.steps, save_steps=settings.steps)
     own = s.gpu if settings.profile == "gpu" and arm.method == s.method else {}
     for layer in (PROFILES[settings.profile], own, arm.settings):
@@ -134,23 +152,43 @@ def prepare(
     (starting from `model`, by default the warm start)."""
     s = study(settings.study)
     _claim(folder, settings)
-    sizes = (settings.warm_examples, settings.train_size, settings.heldout_size)
-    sets = dict(
-        zip(
-            ("warm-start", "train", "heldout"),
-            split(parse_levels(s.levels), sizes, settings.data_seed),
-            strict=True,
+    levels = parse_levels(s.levels)
+    if s.task == "programs":  # the warm start is the method's cold start: no sums of its own
+        sizes = (settings.train_size, settings.heldout_size)
+        sets = dict(zip(("train", "heldout"), programs.split(levels, sizes, settings.data_seed), strict=True))
+    else:
+        sizes = (settings.warm_examples, settings.train_size, settings.heldout_size)
+        sets = dict(
+            zip(("warm-start", "train", "heldout"), split(levels, sizes, settings.data_seed), strict=True)
         )
-    )
-    disjoint(*sets.values())
+        disjoint(*sets.values())
     for name, rows in sets.items():
-        write(folder, f"data/{name}.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+        path = f"data/{name}/{programs.FILE}" if s.task == "programs" else f"data/{name}.jsonl"
+        write(folder, path, "".join(json.dumps(r) + "\n" for r in rows))
     for arm in s.arms:
-        config = arm_config(
-            s, arm.name, settings, model or folder / "warm-start", folder / "data" / "train.jsonl"
-        )
+        config = arm_config(s, arm.name, settings, model or folder / "warm-start", folder)
         write(folder, f"configs/{arm.name}.yaml", yaml.safe_dump(config, sort_keys=False))
     return s, sets
+
+
+def _warm_start_demonstrations(
+    s: Study, settings: Settings, sets: dict[str, list[dict]], folder: Path
+) -> tuple[list, list[str]]:
+    """The warm start's demonstrations and the held-out texts they are checked against: the study's sums
+    in its style, or the method's own cold start (`warm_examples` spread over its roles and tasks), read
+    from the method arm's config with the base model."""
+    if s.task != "programs":
+        return demonstrations(sets["warm-start"], s.style), [r["problem"] for r in sets["heldout"]]
+    from transformers import AutoTokenizer
+
+    from trainers.config import load_config
+    from trainers.run import method_class
+
+    config = load_config(folder / "configs" / "method.yaml", {"model": settings.model, "out": str(folder)})
+    per_role_task = max(1, settings.warm_examples // 6)  # 2 roles x 3 task types
+    tokenizer = AutoTokenizer.from_pretrained(settings.model)
+    demos = method_class(config).demonstrations(config, tokenizer, per_role_task)
+    return demos, [r["code"] for r in sets["heldout"]]
 
 
 def dry_run(settings: Settings, folder: Path) -> None:
@@ -178,18 +216,16 @@ def run_study(settings: Settings, folder: Path) -> Path:
     )
     model = warm_start(
         settings.model,
-        sets["warm-start"],
-        sets["heldout"],
+        lambda: _warm_start_demonstrations(s, settings, sets, folder),
         s.style,
         options,
         folder / "warm-start",
         settings.data_seed,
     )
     _log(f"warm start ready: {model}")
-    heldout = folder / "data" / "heldout.jsonl"
     base_eval = folder / "evals" / "warm-start"
     if not (base_eval / "results.json").is_file():
-        _harness(*_eval_args(s, model, heldout, settings.eval_n, base_eval), log=logs / "warm-start.log")
+        _harness(*_eval_args(s, model, folder, settings.eval_n, base_eval), log=logs / "warm-start.log")
     jobs = [(arm.name, seed) for seed in range(settings.seeds) for arm in s.arms]
     threads = max(1, (os.cpu_count() or 1) // settings.parallel)
     with ThreadPoolExecutor(settings.parallel) as pool:
@@ -242,7 +278,7 @@ def _run_arm(s: Study, folder: Path, arm: str, seed: int, settings: Settings, th
     if not (evals / "results.json").is_file():
         checkpoint = run / f"checkpoint-{settings.steps}"
         _harness(
-            *_eval_args(s, checkpoint, folder / "data" / "heldout.jsonl", settings.eval_n, evals),
+            *_eval_args(s, checkpoint, folder, settings.eval_n, evals),
             threads=threads,
             log=log,
         )

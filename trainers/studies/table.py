@@ -4,8 +4,10 @@ Per run, a metric's value is its mean over the run's logged steps. Per seed, the
 the baseline's (GRPO, then the ablation) is one paired difference; the table gives their mean and a 95 %
 t-interval over seeds. The verdict reads the first metric against GRPO: shown when the interval excludes
 zero in the direction the paper gives, reversed when it excludes zero the other way, not shown otherwise
-(one seed gives no interval: not shown). A metric only the mechanism logs (`Study.engaged`: DMMPT's
-trigger rate, SPAE's saturated steps, Arena's routed groups) says instead whether the mechanism fired:
+(one seed gives no interval: not shown). Where GRPO has no such metric (AZR's proposer: GRPO proposes
+nothing), the verdict reads it against the ablation and says so. A metric only the mechanism logs
+(`Study.engaged`: DMMPT's trigger rate, SPAE's saturated steps, Arena's routed groups) says instead
+whether the mechanism fired:
 "engaged" when it logged above 0 in some step of every seed, "not engaged" when in none.
 """
 
@@ -162,6 +164,9 @@ def rows(runs: Runs) -> list[dict]:
         engagement = engaged(sum(fired), len(runs.seeds))
         if metric.key in s.engaged:  # what only the mechanism logs: did it fire, not how it compares
             verdicts = (engagement, engagement)
+        elif vs_grpo.n == 0 and vs_ablation.n:  # GRPO does not have it: the ablation is the control
+            against = verdict(vs_ablation, metric.better)
+            verdicts = (f"{against} (against the ablation)", against)
         else:
             verdicts = (verdict(vs_grpo, metric.better), verdict(vs_ablation, metric.better))
         out.append(

@@ -1,5 +1,6 @@
-"""A study's warm start: TRL's SFTTrainer on the study's own sums, written in the study's style, after the
-same contamination check as the cold starts (no demonstration shares a sum with the held-out set).
+"""A study's warm start: TRL's SFTTrainer on demonstrations (the study's own sums written in its style, or
+a method's cold-start demonstrations), after the cold starts' contamination check against the held-out
+set (no demonstration shares a sum or a program's 13-gram with it).
 
 STUDY/warm-start/ is a model folder with `demonstrations.jsonl`, `log.jsonl` and `report.json`, written
 last: a folder without it is redone from scratch.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from harness import HarnessError
@@ -37,14 +39,14 @@ def demonstrations(rows: list[dict], style: str) -> list[Demonstration]:
 
 def warm_start(
     model: str,
-    rows: list[dict],
-    heldout: list[dict],
+    make: Callable[[], tuple[list[Demonstration], list[str]]],
     style: str,
     options: ColdStartOptions,
     folder: Path,
     seed: int,
 ) -> Path:
-    """Train the warm start into `folder` unless a finished one is there; returns the folder."""
+    """Train the warm start into `folder` unless a finished one is there; returns the folder. `make` gives
+    the demonstrations and the held-out items' texts their sources must not share an n-gram with."""
     if (folder / REPORT).is_file():
         return folder
     from transformers import AutoTokenizer
@@ -52,8 +54,9 @@ def warm_start(
     from trainers.coldstart.sft import train_sft
     from trainers.config import TrainConfig
 
-    against = {"heldout": set().union(*(ngrams(r["problem"]) for r in heldout))}
-    kept, contamination = decontaminate(demonstrations(rows, style), against)
+    demos, heldout = make()
+    against = {"heldout": set().union(*(ngrams(text) for text in heldout))}
+    kept, contamination = decontaminate(demos, against)
     if not kept:
         raise HarnessError("warm start: every demonstration shares a sum with the held-out set")
     if folder.exists():
