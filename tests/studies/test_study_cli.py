@@ -31,8 +31,10 @@ def test_each_study_runs_resumes_and_tabulates_from_its_kept_copy(name, tiny_mod
     for arm in s.arms:
         config = yaml.safe_load((study / "configs" / f"{arm.name}.yaml").read_text())
         assert config["method"] == arm.method and config["model"] == str(study / "warm-start")
-        sums = f"jsonl:{study / 'data' / 'train.jsonl'}"
-        training_set = {"sums": sums, "programs": "azr_deduction"}[s.task]
+        questions = f"jsonl:{study / 'data' / 'train.jsonl'}"
+        training_set = {"sums": questions, "programs": "azr_deduction", "documents": questions}[s.task]
+        if s.task == "documents" and arm.method == "spell":  # SPELL reads the training clusters
+            training_set = str(study / "data" / "train" / "clusters.jsonl")
         assert config["max_steps"] == 2 and config["dataset"] == arm.settings.get("dataset", training_set)
         summary = json.loads((study / "record" / f"{arm.name}-seed0" / "summary.json").read_text())
         assert summary["arm"] == arm.name and summary["items"] == 6 and 0 <= summary["accuracy"] <= 1

@@ -30,7 +30,7 @@ from harness import HarnessError
 from trainers.checkpoints import read_method_state
 from trainers.engine import Generation, HFEngine
 from trainers.methods.spell.corpus.dataset import Cluster
-from trainers.methods.spell.method import SpellMethod
+from trainers.methods.spell.method import SpellMethod, kappa
 from trainers.methods.spell.options import SpellOptions
 from trainers.trainer import MethodGRPOTrainer
 
@@ -226,6 +226,8 @@ def test_one_spell_step_matches_the_hand_computation(plain_model, tmp_path):
     # 7 answers judged ("I do not know." has no answer to show; mc-1's letters are the rule's alone, the
     # paper's D.5), one majority against the rule: "the French capital"
     assert metrics["spell/verifier/rule_disagreement"] == pytest.approx(1 / 7)
+    assert metrics["spell/responder/band_distance"] == pytest.approx((0.25 + 0.5 + 0.25) / 3)
+    assert -1 <= metrics["spell/verifier/kappa"] < 1  # one disagreement in 7: not perfect agreement
     assert not any("- Answer 1: B\n" in p for p in engine.prompts)
     assert metrics["spell/solvable/doc_general_qa"] == metrics["spell/solvable/docmath_qa"] == 0.5
     assert metrics["spell/memory/size"] == 2
@@ -371,3 +373,11 @@ def test_resume_gives_identical_weights_and_method_state(plain_model, tmp_path):
         torch.testing.assert_close(final[name], value, atol=0, rtol=0)
     saved = read_method_state(tmp_path / "a" / "checkpoint-2", 0)
     assert saved == straight.state_dict()
+
+
+def test_kappa_of_the_verifiers_majority_against_the_rule():
+    assert kappa([1, 1, 0, 0], [1, 1, 0, 0]) == 1.0
+    assert kappa([1, 0, 1, 0], [0, 1, 0, 1]) == -1.0
+    # observed 3/4; chance 0.75 * 0.5 + 0.25 * 0.5 = 0.5; (0.75 - 0.5) / 0.5
+    assert kappa([1, 1, 1, 0], [1, 1, 0, 0]) == pytest.approx(0.5)
+    assert kappa([1, 1], [1, 1]) is None and kappa([], []) is None  # chance agreement certain, or nothing

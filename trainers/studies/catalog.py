@@ -44,7 +44,10 @@ class Study:
     # group train nothing, and TRL logs their entropy as 0)
     active: str | None = None
     gpu: dict[str, Any] = field(default_factory=dict)  # the GPU profile's settings for the method's own arms
-    task: str = "sums"  # or "programs" (trainers/studies/programs.py): the warm start is the method's own
+    # or "programs" (trainers/studies/programs.py), "documents" (documents.py): the warm start is then the
+    # method's own cold start, writing `demos_per_example` demonstrations per example
+    task: str = "sums"
+    demos_per_example: int = 1
     eval_max_tokens: int | None = None  # the held-out evaluation's budget (default: max_completion_length)
 
     def arm(self, name: str) -> Arm:
@@ -89,6 +92,21 @@ _AZR = {
     "timeout": 5.0,
 }
 _AZR_RUN = {"dataset": "library", "trl": {"entropy_coef": 0.001}}  # the library seeds the buffers
+
+# SPELL at 135M on the CPU: configs/train/spell-cpu.yaml's options (a JSON prefill for the questioner)
+_SPELL = {
+    "documents_per_question": 2,
+    "memory_size": 3,
+    "verifier_samples": 4,
+    "questions_per_round": 8,
+    "max_rounds": 1,
+    "short_batch": "train",
+    "max_input_tokens": 1024,
+    "questioner_max_tokens": 96,
+    "questioner_prefill": '```json\n{"question": "',
+    "responder_max_tokens": 32,
+    "verifier_max_tokens": 32,
+}
 
 STUDIES = {
     s.name: s
@@ -180,6 +198,7 @@ STUDIES = {
             style="azr",
             levels="2x9,3x20,4x50",  # programs of 2-4 integer statements (trainers/studies/programs.py)
             task="programs",
+            demos_per_example=6,  # 2 roles x 3 task types
             eval_max_tokens=64,
             config={
                 "scorer": None,  # the azr_deduction benchmark's
@@ -210,6 +229,39 @@ STUDIES = {
                 ),
                 Metric("azr/propose/valid_rate", "share of proposals that are valid tasks", +1),
                 Metric("azr/induction/propose/valid_rate", "share of induction proposals that are valid", +1),
+            ),
+        ),
+        Study(
+            name="spell",
+            method="spell",
+            regime="SFT on the three roles over short key-value documents: questions the responder can solve",
+            style="spell",
+            levels="2x3,3x4,4x5",  # clusters of 2-4 documents stating 3-5 numbers each (documents.py)
+            task="documents",
+            demos_per_example=3,  # questioner, responder, verifier
+            eval_max_tokens=32,
+            config={
+                "prompts_per_step": 2,  # N questions whose responder group is trained
+                "num_generations": 4,  # G
+                "temperature": 0.7,  # SPELL paper, 5.1
+                "top_p": 0.95,
+                "max_completion_length": 96,
+            },
+            arms=(
+                Arm("method", "spell", {"options": _SPELL}, "SPELL"),
+                Arm(
+                    "ablation",
+                    "spell",
+                    {"options": {**_SPELL, "train_questioner": False}},
+                    "SPELL, questioner not trained",
+                ),
+                # no questioner: GRPO's responder on the study's questions about the training documents
+                Arm("grpo", "grpo", {"max_completion_length": 32}, "GRPO on the training questions"),
+            ),
+            metrics=(
+                Metric("spell/responder/band_distance", "distance of the solve rates from 0.5", -1),
+                Metric("spell/responder/mean_mixed", "share of questions solved sometimes, not always", +1),
+                Metric("spell/verifier/kappa", "verifier's agreement with the rule (Cohen's kappa)", +1),
             ),
         ),
     )

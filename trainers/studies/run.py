@@ -28,8 +28,8 @@ from harness.core.io.read import RECORDS_BYTES, Missing, read_bytes, read_json
 from harness.core.io.write import OutDir, open_file
 from harness.core.settings import check, setting
 from trainers.coldstart.options import ColdStartOptions
-from trainers.studies import programs
-from trainers.studies.catalog import BASE, Study, study
+from trainers.studies import documents, programs
+from trainers.studies.catalog import BASE, Arm, Study, study
 from trainers.studies.task import disjoint, parse_levels, split
 from trainers.studies.warmstart import demonstrations, warm_start
 
@@ -126,17 +126,20 @@ def _eval_args(s: Study, model: Path, folder: Path, n: int, out: Path) -> list[o
     ]  # fmt: skip
 
 
-def _training_set(s: Study, folder: Path) -> dict[str, str]:
-    """The config keys naming the training set (an arm may replace them: AZR proposes its own)."""
+def _training_set(s: Study, arm: Arm, folder: Path) -> dict[str, str]:
+    """The config keys naming an arm's training set: SPELL reads the corpus of training clusters; an arm's
+    own settings may replace them (AZR proposes its own tasks)."""
     if s.task == "programs":
         return {"dataset": programs.BENCHMARK, "data_dir": str(folder / "data" / "train")}
+    if s.task == "documents" and arm.method == s.method:
+        return {"dataset": str(folder / "data" / documents.CORPUS)}
     return {"dataset": f"jsonl:{folder / 'data' / 'train.jsonl'}"}
 
 
 def arm_config(s: Study, arm_name: str, settings: Settings, model: Path, folder: Path) -> dict:
     """The `harness train` config of one arm (the seed is set per run)."""
     arm = s.arm(arm_name)
-    config = {**BASE, **s.config, "method": arm.method, "model": str(model), **_training_set(s, folder)}
+    config = {**BASE, **s.config, "method": arm.method, "model": str(model), **_training_set(s, arm, folder)}
     config.update(max_steps=settings.steps, save_steps=settings.steps)
     own = s.gpu if settings.profile == "gpu" and arm.method == s.method else {}
     for layer in (PROFILES[settings.profile], own, arm.settings):
@@ -145,26 +148,33 @@ def arm_config(s: Study, arm_name: str, settings: Settings, model: Path, folder:
     return config
 
 
+def _sets(s: Study, settings: Settings) -> dict[str, list[dict]]:
+    """The study's sets by the file under STUDY/data/ each is written to: the sums (warm start, train,
+    held out; disjoint), or the programs (train and held out, in CRUXEval's layout), or the documents
+    (the SPELL corpus of training clusters, and a question on each training and held-out cluster)."""
+    levels, seed = parse_levels(s.levels), settings.data_seed
+    sizes = (settings.train_size, settings.heldout_size)
+    if s.task == "programs":  # the warm start is the method's cold start: no sums of its own
+        train, heldout = programs.split(levels, sizes, seed)
+        return {f"train/{programs.FILE}": train, f"heldout/{programs.FILE}": heldout}
+    if s.task == "documents":
+        (clusters, train), (_, heldout) = documents.split(levels, sizes, seed)
+        return {documents.CORPUS: clusters, "train.jsonl": train, "heldout.jsonl": heldout}
+    sets = split(levels, (settings.warm_examples, *sizes), seed)
+    disjoint(*sets)
+    return dict(zip(("warm-start.jsonl", "train.jsonl", "heldout.jsonl"), sets, strict=True))
+
+
 def prepare(
     settings: Settings, folder: Path, model: Path | None = None
 ) -> tuple[Study, dict[str, list[dict]]]:
-    """Claim the folder, write the disjoint sums to STUDY/data/ and each arm's config to STUDY/configs/
+    """Claim the folder, write the study's sets to STUDY/data/ and each arm's config to STUDY/configs/
     (starting from `model`, by default the warm start)."""
     s = study(settings.study)
     _claim(folder, settings)
-    levels = parse_levels(s.levels)
-    if s.task == "programs":  # the warm start is the method's cold start: no sums of its own
-        sizes = (settings.train_size, settings.heldout_size)
-        sets = dict(zip(("train", "heldout"), programs.split(levels, sizes, settings.data_seed), strict=True))
-    else:
-        sizes = (settings.warm_examples, settings.train_size, settings.heldout_size)
-        sets = dict(
-            zip(("warm-start", "train", "heldout"), split(levels, sizes, settings.data_seed), strict=True)
-        )
-        disjoint(*sets.values())
+    sets = _sets(s, settings)
     for name, rows in sets.items():
-        path = f"data/{name}/{programs.FILE}" if s.task == "programs" else f"data/{name}.jsonl"
-        write(folder, path, "".join(json.dumps(r) + "\n" for r in rows))
+        write(folder, f"data/{name}", "".join(json.dumps(r) + "\n" for r in rows))
     for arm in s.arms:
         config = arm_config(s, arm.name, settings, model or folder / "warm-start", folder)
         write(folder, f"configs/{arm.name}.yaml", yaml.safe_dump(config, sort_keys=False))
@@ -175,20 +185,23 @@ def _warm_start_demonstrations(
     s: Study, settings: Settings, sets: dict[str, list[dict]], folder: Path
 ) -> tuple[list, list[str]]:
     """The warm start's demonstrations and the held-out texts they are checked against: the study's sums
-    in its style, or the method's own cold start (`warm_examples` spread over its roles and tasks), read
-    from the method arm's config with the base model."""
-    if s.task != "programs":
-        return demonstrations(sets["warm-start"], s.style), [r["problem"] for r in sets["heldout"]]
+    in its style, or the method's own cold start (`warm_examples` demonstrations, spread over its roles and
+    tasks), read from the method arm's config with the base model."""
+    if s.task == "programs":
+        heldout = [r["code"] for r in sets[f"heldout/{programs.FILE}"]]
+    else:
+        heldout = [r["problem"] for r in sets["heldout.jsonl"]]
+    if s.task == "sums":
+        return demonstrations(sets["warm-start.jsonl"], s.style), heldout
     from transformers import AutoTokenizer
 
     from trainers.config import load_config
     from trainers.run import method_class
 
     config = load_config(folder / "configs" / "method.yaml", {"model": settings.model, "out": str(folder)})
-    per_role_task = max(1, settings.warm_examples // 6)  # 2 roles x 3 task types
+    examples = max(1, settings.warm_examples // s.demos_per_example)
     tokenizer = AutoTokenizer.from_pretrained(settings.model)
-    demos = method_class(config).demonstrations(config, tokenizer, per_role_task)
-    return demos, [r["code"] for r in sets["heldout"]]
+    return method_class(config).demonstrations(config, tokenizer, examples), heldout
 
 
 def dry_run(settings: Settings, folder: Path) -> None:

@@ -440,6 +440,8 @@ class SpellMethod(Method):
             "spell/responder/mean_all_right": sum(m == 1 for m in means) / max(1, len(means)),
             "spell/verifier/rule_disagreement": sum(float(j.vote) != j.rule for j in voted)
             / max(1, len(voted)),
+            # how far the responders' solve rates are from the Gaussian reward's centre (Eq. 7)
+            "spell/responder/band_distance": sum(abs(m - 0.5) for m in means) / max(1, len(means)),
             "spell/memory/size": float(len(self.memory)),
             "spell/batch/responder_groups": float(len(chosen.responders)),
             "spell/batch/questioner_positives": float(len(chosen.positives)),
@@ -453,6 +455,9 @@ class SpellMethod(Method):
             out[f"spell/seconds/{stage}"] = seconds
         for task in self.tasks:
             out[f"spell/solvable/{task}"] = solvable[task] / max(1, sum(solvable.values()))
+        agreement = kappa([j.vote for j in voted], [int(j.rule >= 0.5) for j in voted])
+        if agreement is not None:
+            out["spell/verifier/kappa"] = agreement
         return out
 
     # --- state ----------------------------------------------------------------------------------------
@@ -474,3 +479,15 @@ def _generate(engine: Engine, prompt_ids: list[list[int]], max_tokens: int | Non
     """The engine's generations; called when a stage has nothing to generate too, since generation can
     be a collective (`Engine`): every process makes each stage's call of every round."""
     return engine.generate(prompt_ids, max_tokens)
+
+
+def kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
+    """Cohen's kappa of two 0/1 raters (the verifiers' majority and the rule); None where chance agreement
+    is certain (both raters constant and equal) or nothing was rated."""
+    n = len(a)
+    if n == 0:
+        return None
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    pa, pb = sum(a) / n, sum(b) / n
+    chance = pa * pb + (1 - pa) * (1 - pb)
+    return None if chance >= 1.0 else (observed - chance) / (1.0 - chance)
