@@ -48,6 +48,8 @@ class Study:
     # method's own cold start, writing `demos_per_example` demonstrations per example
     task: str = "sums"
     demos_per_example: int = 1
+    warm_examples: int = 192  # the warm start's demonstrations, unless --warm-examples
+    warm_learning_rate: float = 5e-5
     eval_max_tokens: int | None = None  # the held-out evaluation's budget (default: max_completion_length)
 
     def arm(self, name: str) -> Arm:
@@ -199,6 +201,8 @@ STUDIES = {
             levels="2x9,3x20,4x50",  # programs of 2-4 integer statements (trainers/studies/programs.py)
             task="programs",
             demos_per_example=6,  # 2 roles x 3 task types
+            warm_examples=72,  # configs/train/azr-cpu.yaml's cold start: 12 per (role, task) at 1e-4
+            warm_learning_rate=1e-4,
             eval_max_tokens=64,
             config={
                 "scorer": None,  # the azr_deduction benchmark's
@@ -239,6 +243,8 @@ STUDIES = {
             levels="2x3,3x4,4x5",  # clusters of 2-4 documents stating 3-5 numbers each (documents.py)
             task="documents",
             demos_per_example=3,  # questioner, responder, verifier
+            warm_examples=90,  # configs/train/spell-cpu.yaml's cold start: 10 per (role, task) at 1e-4
+            warm_learning_rate=1e-4,
             eval_max_tokens=32,
             config={
                 "prompts_per_step": 2,  # N questions whose responder group is trained

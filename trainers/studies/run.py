@@ -54,8 +54,11 @@ class Settings:
     model: str = setting(help="The model the warm start trains (a folder, e.g. from `harness fetch-model`).")
     seeds: int = setting(3, "Seeds per arm (0..S-1).", minimum=1)
     steps: int = setting(24, "Optimizer steps per run.", minimum=1)
-    warm_examples: int = setting(
-        192, "Warm-start demonstrations (sums in the study's style, or the method's cold start).", minimum=1
+    warm_examples: int | None = setting(
+        None,
+        "Warm-start demonstrations: sums in the study's style, or the method's cold start (default: the "
+        "study's: 192 sums, 72 for Absolute Zero, 90 for SPELL).",
+        minimum=1,
     )
     warm_epochs: float = setting(2.0, "Warm-start epochs.", exclusive_minimum=0)
     train_size: int = setting(256, "Training sums.", minimum=1)
@@ -69,6 +72,10 @@ class Settings:
         check(type(self), vars(self), name=lambda f: f"--{f.replace('_', '-')}")
         if self.profile not in PROFILES:
             raise HarnessError(f"--profile must be one of {', '.join(PROFILES)}, got {self.profile!r}")
+
+
+def warm_examples(s: Study, settings: Settings) -> int:
+    return settings.warm_examples or s.warm_examples
 
 
 def _log(text: str) -> None:
@@ -160,7 +167,7 @@ def _sets(s: Study, settings: Settings) -> dict[str, list[dict]]:
     if s.task == "documents":
         (clusters, train), (_, heldout) = documents.split(levels, sizes, seed)
         return {documents.CORPUS: clusters, "train.jsonl": train, "heldout.jsonl": heldout}
-    sets = split(levels, (settings.warm_examples, *sizes), seed)
+    sets = split(levels, (warm_examples(s, settings), *sizes), seed)
     disjoint(*sets)
     return dict(zip(("warm-start.jsonl", "train.jsonl", "heldout.jsonl"), sets, strict=True))
 
@@ -199,7 +206,7 @@ def _warm_start_demonstrations(
     from trainers.run import method_class
 
     config = load_config(folder / "configs" / "method.yaml", {"model": settings.model, "out": str(folder)})
-    examples = max(1, settings.warm_examples // s.demos_per_example)
+    examples = max(1, warm_examples(s, settings) // s.demos_per_example)
     tokenizer = AutoTokenizer.from_pretrained(settings.model)
     return method_class(config).demonstrations(config, tokenizer, examples), heldout
 
@@ -225,7 +232,10 @@ def run_study(settings: Settings, folder: Path) -> Path:
     OutDir.open(logs).close()
     started = time.monotonic()
     options = ColdStartOptions(
-        examples=settings.warm_examples, epochs=settings.warm_epochs, learning_rate=5e-5, batch_size=8
+        examples=warm_examples(s, settings),
+        epochs=settings.warm_epochs,
+        learning_rate=s.warm_learning_rate,
+        batch_size=8,
     )
     model = warm_start(
         settings.model,
