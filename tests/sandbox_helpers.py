@@ -41,6 +41,7 @@ def own_cgroups() -> set[Path]:
 
 
 def without_subset(monkeypatch) -> None:
-    """Sealed runs skip the language subset's check (subset.py): a fault injected so that a test reaches
-    the second layer, the sealed process, with code the first layer refuses."""
+    """Sealed runs skip the language subset's check and its attribute guard (subset.py): a fault
+    injected so that a test reaches the second layer, the sealed process, with code the first refuses."""
     monkeypatch.setattr(subset, "check_program", lambda code, mode="exec": None)
+    monkeypatch.setattr(subset, "guard_attributes", lambda code, mode="exec": code)

@@ -8,14 +8,19 @@ from __future__ import annotations
 import builtins
 import importlib
 import keyword
+import math
+import re
 import types
+from collections import Counter, deque
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.sandbox import Limits, jobs, subset
-from harness.sandbox.subset import ATTRIBUTES, BUILTINS, MODULES, check_program
+from harness.sandbox import Limits, allowlist, jobs, subset
+from harness.sandbox.codec import encode
+from harness.sandbox.subset import ATTRIBUTES, BUILTINS, MODULES, NAMES, check_program
 from trainers.methods.azr.buffers import Task
 from trainers.methods.azr.coldstart import AzrDemonstrations
 from trainers.methods.azr.executor import FIG8, FORBIDDEN
@@ -52,9 +57,10 @@ def name_refused(name: str) -> bool:
     return identifier_refused(name) or (hasattr(builtins, name) and name not in BUILTINS) or name == "type"
 
 
-def attribute_refused(name: str) -> bool:
+def attribute_refused(name: str, defined: bool = False) -> bool:
+    """`defined`: the program assigns or deletes the attribute itself."""
     frame = name.split("_")[0] in ("f", "tb", "gi", "cr", "ag", "co") and "_" in name
-    return name.startswith("_") or frame or name in ATTRIBUTES
+    return name.startswith("_") or frame or name in ATTRIBUTES or not defined and name not in NAMES
 
 
 def module_refused(name: str) -> bool:
@@ -72,6 +78,7 @@ attributes = st.one_of(
     keyword_free,
     st.sampled_from(FRAME_ATTRIBUTES + sorted(ATTRIBUTES)),
     st.sampled_from(["__class__", "__subclasses__", "__dict__", "_exit", "_getframe", "mro", "append"]),
+    st.sampled_from(sorted(NAMES)),
 )
 modules = st.one_of(
     st.sampled_from(sorted(ALLOWED_MODULES)),
@@ -89,10 +96,13 @@ def test_a_name_is_refused_exactly_when_the_rules_say(name):
 
 
 @settings(max_examples=150, deadline=None)
-@given(attributes, st.sampled_from(["x.{a}", "x.{a} = 1", "del x.{a}", "f(x).{a}.y", "[x.{a} for x in y]"]))
+@given(
+    attributes, st.sampled_from(["x.{a}", "x.{a} = 1", "del x.{a}", "f(x).{a}.real", "[x.{a} for x in y]"])
+)
 def test_an_attribute_is_refused_exactly_when_the_rules_say(attribute, shape):
     refused = check_program(shape.format(a=attribute)) is not None
-    assert refused == attribute_refused(attribute), attribute
+    defined = shape in ("x.{a} = 1", "del x.{a}")
+    assert refused == attribute_refused(attribute, defined), attribute
 
 
 @settings(max_examples=150, deadline=None)
@@ -102,8 +112,9 @@ def test_an_import_is_refused_exactly_when_the_rules_say(module, name, shape):
     expected = module_refused(module)
     if shape == "import {m} as {n}":
         expected = expected or identifier_refused(name)
-    elif shape == "from {m} import {n}":
-        expected = expected or attribute_refused(name)
+    elif shape == "from {m} import {n}" and not expected:
+        listed = name in allowlist.MODULES[module] or f"{module}.{name}" in ALLOWED_MODULES
+        expected = attribute_refused(name, defined=True) or not listed
     assert (check_program(code) is not None) == expected, code
 
 
@@ -269,8 +280,8 @@ def test_the_paper_forbidden_list_is_a_subset_of_what_is_refused():
 
 def test_honest_code_passes():
     code = (
-        "from collections import Counter, namedtuple\nimport math\nfrom typing import List\n"
-        "P = namedtuple('P', 'x y')\n"
+        "from collections import Counter, deque\nimport math\nfrom typing import List\n"
+        "P = deque([1, 2], maxlen=3)\n"
         "class Stack:\n    def __init__(self):\n        self.items = []\n"
         "    def __len__(self):\n        return len(self.items)\n"
         "def f(xs: List[int], k=2) -> int:\n    total = 0\n    for _ in range(k):\n"
@@ -431,3 +442,114 @@ def test_every_module_built_from_c_that_the_allowed_modules_load_is_loaded_befor
     loaded = set(done.stdout.split())
     assert "_decimal" in loaded and "_codecs_jp" in loaded  # the probe saw what it should
     assert loaded <= set(subset.EXTENSIONS), loaded - set(subset.EXTENSIONS)
+
+
+def test_every_listed_attribute_exists_on_its_type_or_module():
+    """allowlist.py names real attributes only, none starting with an underscore, none refused."""
+    for key, names in allowlist.TYPES.items():
+        module, _, qualname = key.partition(".")
+        kind = {
+            "dict_keys": type({}.keys()),
+            "dict_values": type({}.values()),
+            "dict_items": type({}.items()),
+            "generator": types.GeneratorType,
+        }.get(qualname) or getattr(importlib.import_module(module), qualname)
+        assert f"{kind.__module__}.{kind.__qualname__}" == key
+        for name in names:
+            assert hasattr(kind, name) and not name.startswith("_") and name not in ATTRIBUTES, (key, name)
+    for module, names in allowlist.MODULES.items():
+        assert module in MODULES
+        for name in names:
+            value = getattr(importlib.import_module(module), name)
+            assert not isinstance(value, types.ModuleType) and name not in ATTRIBUTES, (module, name)
+
+
+def sealed(code: str, *args):
+    return jobs.run_sealed({"code": code, "cases": [encode([list(args), {}])]}, Limits())
+
+
+# receivers whose real type decides what may be read, and how a program makes each
+RECEIVERS = {
+    "'abc'": "abc",
+    "[3, 1]": [3, 1],
+    "{'a': 1}": {"a": 1},
+    "7": 7,
+    "2.5": 2.5,
+    "frozenset({1})": frozenset({1}),
+    "range(3)": range(3),
+    "Counter('aab')": Counter("aab"),
+    "deque([1])": deque([1]),
+    "Fraction(1, 3)": Fraction(1, 3),
+    "re.compile('a')": re.compile("a"),
+    "re.match('a', 'a')": re.match("a", "a"),
+    "math": math,
+    "str": str,
+    "ValueError('x')": ValueError("x"),
+    "(x for x in [1])": (x for x in [1]),
+    "len": len,
+}
+PRELUDE = "import math, re\nfrom collections import Counter, deque\nfrom fractions import Fraction\n"
+
+
+def listed(value, name: str) -> bool:
+    """The runtime rule, restated: the module's list, the class's own list, or the lists of the classes in
+    the type's MRO."""
+    if isinstance(value, types.ModuleType):
+        return name in allowlist.MODULES.get(value.__name__, ())
+    kinds = [value] if isinstance(value, type) else type(value).__mro__
+    return any(name in allowlist.TYPES.get(f"{k.__module__}.{k.__qualname__}", ()) for k in kinds)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(RECEIVERS)), st.sampled_from(sorted(NAMES)))
+def test_an_attribute_read_runs_exactly_when_the_receivers_type_lists_it(receiver, name):
+    """Layer 1 at run time: every listed name passes the static check, and the sealed program reads it
+    only from an object whose real type (or module) lists it."""
+    value = RECEIVERS[receiver]
+    run = sealed(f"{PRELUDE}def f():\n    v = {receiver}\n    w = v.{name}\n    return 1")
+    if listed(value, name) and hasattr(value, name):
+        assert run.ending == "ok", (receiver, name, run)
+    else:
+        assert run.ending == "raised" and "AttributeError" in run.reason, (receiver, name, run)
+        assert ("is not allowed" in run.reason) == (not listed(value, name)), (receiver, name, run)
+
+
+def test_the_programs_own_objects_take_any_public_attribute_and_nothing_else_takes_one():
+    own = (
+        "class A:\n    def __init__(self):\n        self.total = 1\n"
+        "    def get(self):\n        return self.total\n"
+        "class B(A):\n    def more(self):\n        return super().get() + 1\n"
+        "def f():\n    b = B()\n    b.extra = 2\n    A.shared = 3\n    del b.extra\n"
+        "    return b.more() + b.shared"
+    )
+    assert sealed(own).values == (5,)
+    for target in ("math", "f", "[]", "str", "Counter()", "ValueError()"):
+        run = sealed(f"{PRELUDE}def f():\n    v = {target}\n    v.note = 1\n    return 1")
+        assert run.ending == "raised" and "only the program's own" in run.reason, (target, run)
+
+
+def test_the_runtime_guard_holds_where_the_static_check_is_fooled():
+    """A name the program defines on its own class passes the static check anywhere; at run time only
+    the program's own objects have it. A method of one type is not read from another."""
+    run = sealed(
+        "class A:\n    def __init__(self):\n        self.append = 1\ndef f():\n    return (7).append"
+    )
+    assert run.ending == "raised" and "attribute append of int is not allowed" in run.reason
+    run = sealed("def f():\n    return [].maketrans")
+    assert run.ending == "raised" and "attribute maketrans of list is not allowed" in run.reason
+    assert sealed("def f():\n    return str.maketrans('a', 'b')").values == ({97: 98},)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from typing import NamedTuple",
+        "from typing import TypedDict",
+        "from typing import NewType",
+        "from collections import namedtuple",
+        "import collections\nP = collections.namedtuple('P', 'a')",
+        "import functools\nP = functools.namedtuple('P', 'a')",
+    ],
+)
+def test_class_builders_that_run_generated_code_are_refused(code):
+    assert check_program(code) is not None

@@ -46,6 +46,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import allowlist  # noqa: E402
 from codec import CodecError, decode, encode  # noqa: E402
 from exits import MEMORY, NO_FUNCTION, NOT_A_VALUE, RAISED  # noqa: E402
 
@@ -433,12 +434,69 @@ def seal(forbidden, preload=()):
     return write, end, private["encode"], private["decode"]
 
 
+def attribute_guard():
+    """The two guards `subset.guard_attributes` routes a sealed program's attributes through
+    (allowlist.GET and OWN), made before the seal from references they alone hold.
+
+    GET(obj, name) reads the attribute when the list of obj's real type has the name: for a module,
+    the module's list; for a class, its own list (``str.maketrans``); for any other object, the lists of
+    the classes in its type's MRO together (a super() object: those of the instance it stands for).
+    A class the program defined (its module is the program's) allows every public name. OWN(obj)
+    returns obj when it is the program's own class or an instance of one, else raises."""
+    types_ = {name: frozenset(names) for name, names in allowlist.TYPES.items()}
+    modules = {name: frozenset(names) for name, names in allowlist.MODULES.items()}
+    program, module_type, none = allowlist.PROGRAM_MODULE, type(sys), frozenset()
+    type_, isinstance_, getattr_, str_, super_ = type, isinstance, getattr, str, super
+    frozenset_, AttributeError_ = frozenset, AttributeError
+    everything = object()  # a program's class: any public name
+    classes, instances = {}, {}
+
+    def own_names(cls):
+        if cls not in classes:
+            classes[cls] = (
+                everything
+                if cls.__module__ == program
+                else types_.get(f"{cls.__module__}.{cls.__qualname__}", none)
+            )
+        return classes[cls]
+
+    def instance_names(kind):
+        if kind not in instances:
+            names = [own_names(cls) for cls in kind.__mro__]
+            instances[kind] = everything if everything in names else frozenset_().union(*names)
+        return instances[kind]
+
+    def get(obj, name):
+        kind = type_(obj)
+        if kind is module_type:
+            allowed = modules.get(obj.__name__, none)
+        elif isinstance_(obj, type_):
+            allowed = own_names(obj)
+        elif kind is super_:
+            allowed = instance_names(obj.__self_class__)
+        else:
+            allowed = instance_names(kind)
+        if (not str_.startswith(name, "_")) if allowed is everything else name in allowed:
+            return getattr_(obj, name)
+        raise AttributeError_(f"attribute {name} of {kind.__name__} is not allowed")
+
+    def own(obj):
+        cls = obj if isinstance_(obj, type_) else type_(obj)
+        if cls.__module__ != program:
+            raise AttributeError_(f"attributes of {cls.__name__} cannot be set: only the program's own")
+        return obj
+
+    return get, own
+
+
 def sealed_call(job, fd):
     """The ``call`` mode: run the code, send its values, end (see the module docstring). After `seal`,
     this function looks up no global or builtin name: candidate code may have replaced any of them."""
     cases, expression, code = job.get("cases", []), job.get("expression"), job["code"]
     fresh = job.get("fresh")
     raised_, no_function, not_a_value, memory = RAISED, NO_FUNCTION, NOT_A_VALUE, MEMORY
+    guards = {allowlist.GET: None, allowlist.OWN: None}
+    guards[allowlist.GET], guards[allowlist.OWN] = attribute_guard()
     write, end, encode_value, decode_value = seal(job.get("forbidden", []), job.get("preload", ()))
     text, str_, type_, range_, len_, callable_, exec_, compile_, eval_, builtins_ = (
         repr,
@@ -453,6 +511,7 @@ def sealed_call(job, fd):
         builtins,
     )
     BaseException_, MemoryError_ = BaseException, MemoryError
+    program = allowlist.PROGRAM_MODULE
 
     def fail(error):
         """End as the error says: MEMORY for a MemoryError, else RAISED with "Type: message" on stderr
@@ -468,7 +527,7 @@ def sealed_call(job, fd):
         end(raised_)
 
     def load():
-        namespace = {"__name__": "solution", "__builtins__": builtins_}
+        namespace = {"__name__": program, "__builtins__": builtins_, **guards}
         exec_(compile_(code, "<solution>", "exec"), namespace)
         return namespace
 

@@ -93,7 +93,10 @@ def run_sealed(job: dict, limits: Limits) -> Sealed:
     )
     if refused:
         return Sealed("refused", reason=refused)
-    proc = Proc({**job, "mode": "call", "preload": list(subset.EXTENSIONS)}, limits)
+    guarded = {"code": subset.guard_attributes(job["code"])}
+    if expression is not None:
+        guarded["expression"] = subset.guard_attributes(expression, "eval")
+    proc = Proc({**job, **guarded, "mode": "call", "preload": list(subset.EXTENSIONS)}, limits)
     ended = proc.wait(time.monotonic() + limits.wall)
     if ended.status in ("timeout", "memory"):
         return Sealed(ended.status, reason=ended.reason)

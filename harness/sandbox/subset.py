@@ -16,7 +16,16 @@ names from `BUILTINS`, imports from `MODULES`. On top of that allowlist it refus
   fields are plain; `operator.attrgetter`, `functools.update_wrapper`...),
   evaluation of annotation strings (`typing.get_type_hints`) and modules that the allowed modules
   hold as attributes (``statistics.sys``);
-- dunder-shaped string constants (``"__class__"``), a second line of defence for the above.
+- dunder-shaped string constants (``"__class__"``), a second line of defence for the above;
+- attributes named in no list of `allowlist.py` (the public methods of the plain value types, the
+  public names of each allowed module) that the program does not define itself (``self.count = 0``, a
+  method of its class), and names imported from a module that its list lacks.
+
+`guard_attributes(code)` then rewrites the checked code for the sealed executor: every attribute read
+``obj.name`` becomes ``GET(obj, "name")``, which reads it only if the list of obj's real type (or
+module) has the name, or obj is the program's own; every attribute write or deletion ``obj.name = v``
+becomes ``OWN(obj).name = v``, which only the program's own classes and their instances pass
+(driver.attribute_guard).
 
 So the code can name nothing of the interpreter's internals: no frame, module, code object or
 builtin that reaches the process it runs in. docs/evaluating/sandbox.md says what this layer
@@ -32,6 +41,7 @@ import string
 from collections import Counter
 
 from harness.core.threadsafe_ast import parse
+from harness.sandbox import allowlist
 
 # the pure modules a program may import (and from which it may import names)
 MODULES = frozenset(
@@ -189,6 +199,8 @@ ATTRIBUTES = frozenset(
         "warnings",
     }
 )
+# every attribute name some allowed type or module has (allowlist.py)
+NAMES = frozenset(n for names in (*allowlist.TYPES.values(), *allowlist.MODULES.values()) for n in names)
 DUNDER_METHODS = frozenset(
     {
         "__init__",
@@ -298,12 +310,15 @@ def check_program(code: str, mode: str = "exec") -> str | None:
         tree = parse(code, mode)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "syntax error"
+    walk = _Walk(tree)
     try:
-        _Walk(tree).visit(tree, in_class=False)
+        walk.visit(tree, in_class=False)
     except _Refused as e:
         return str(e)
     except RecursionError:
         return "nested too deeply"
+    if walk.unknown:  # after the walk: any other rule's reason comes first
+        return f"attribute {walk.unknown[0]} is on no allowed type or module"
     return None
 
 
@@ -314,6 +329,8 @@ class _Walk:
         self.type_calls: set[int] = set()  # the `type` names called with one argument in a comparison
         self.classes: set[str] = set()  # the classes the program has defined so far, by unrebound names
         self.bindings = Counter(_bound_names(tree))
+        self.own = set(_own_attributes(tree))
+        self.unknown: list[str] = []  # attributes read that no allowed type or module has
 
     def visit(self, node: ast.AST, in_class: bool) -> None:
         if type(node) not in NODES:
@@ -332,6 +349,8 @@ class _Walk:
         elif isinstance(node, ast.Attribute):
             if not _literal_format(node):
                 _attribute(node.attr)
+                if node.attr not in NAMES and node.attr not in self.own:
+                    self.unknown.append(node.attr)
         elif isinstance(node, ast.Compare):
             for operand in (node.left, *node.comparators):
                 if _one_argument_call(operand):
@@ -382,6 +401,40 @@ def _bound_names(tree: ast.AST):
             yield node.name
 
 
+def _own_attributes(tree: ast.AST):
+    """The attribute names the program defines: those it assigns or deletes (``self.count = 0``) and
+    the names bound directly in its class bodies (methods, class attributes)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            yield node.attr
+        elif isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if isinstance(statement, ast.FunctionDef | ast.ClassDef):
+                    yield statement.name
+                for target in getattr(statement, "targets", [getattr(statement, "target", None)]):
+                    if isinstance(target, ast.Name):
+                        yield target.id
+
+
+def guard_attributes(code: str, mode: str = "exec") -> str:
+    """`code` (checked by `check_program`) with every attribute read and write routed through the
+    sealed executor's guards (`allowlist.GET`, `allowlist.OWN`); ``"...".format`` on a plain literal
+    is left as it is (its fields were checked)."""
+    return ast.unparse(ast.fix_missing_locations(_Guard().visit(parse(code, mode))))
+
+
+class _Guard(ast.NodeTransformer):
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            if _literal_format(node):
+                return node
+            guard = ast.Name(allowlist.GET, ast.Load())
+            return ast.copy_location(ast.Call(guard, [node.value, ast.Constant(node.attr)], []), node)
+        node.value = ast.Call(ast.Name(allowlist.OWN, ast.Load()), [node.value], [])
+        return node
+
+
 def _one_argument_call(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Call)
@@ -423,6 +476,8 @@ def _import_from(node: ast.ImportFrom) -> None:
         if alias.name == "*":
             raise _Refused("from ... import * is not allowed")
         _attribute(alias.name)
+        if alias.name not in allowlist.MODULES[node.module] and f"{node.module}.{alias.name}" not in MODULES:
+            raise _Refused(f"{node.module}.{alias.name} is not allowed")
 
 
 def _identifier(name: str) -> None:

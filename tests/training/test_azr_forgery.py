@@ -312,9 +312,8 @@ def test_honest_programs_stay_valid():
         "string.ascii_lowercase[1:] + 'a'))": "'xyz'",
         "from fractions import Fraction\nfrom functools import reduce\n"
         "def f(xs):\n    return str(reduce(lambda a, b: a + Fraction(1, b), xs, Fraction(0)))": "[2, 3, 6]",
-        "from collections import namedtuple\nfrom typing import NamedTuple, TypeVar\nT = TypeVar('T')\n"
-        "P = namedtuple('P', 'a b')\nQ = NamedTuple('Q', [('c', int)])\n"
-        "def f(x):\n    return tuple(P(x, 2)) + tuple(Q(x))": "1",
+        "from typing import List, TypeVar\nT = TypeVar('T')\n"
+        "def f(x: int) -> List[int]:\n    return [x, 2]": "1",
         "def f(n):\n    total = 0\n    for _ in range(n):\n        total += len(type(n).__name__)\n"
         "    return total": "3",
     }
@@ -325,6 +324,11 @@ def test_honest_programs_stay_valid():
             continue
         assert run.valid, (program, run)
         assert check_abduction(program, text, run.value).passed
+    # class builders that run generated code are not part of it
+    built = validate(
+        "from collections import namedtuple\nP = namedtuple('P', 'a b')\ndef f(x):\n    return x", "1"
+    )
+    assert built.reason == f"{OUTSIDE}: collections.namedtuple is not allowed"
     numpy = validate("def f(x):\n    import numpy as np\n    return int(np.arange(x).sum())", "10")
     assert numpy.reason == f"{OUTSIDE}: import of numpy is not allowed"
 
