@@ -28,7 +28,7 @@ SETTINGS = Options(Settings, partial=True)
 @config_options(settings=SETTINGS)
 def run_command(
     settings: dict,
-    name: Annotated[str, typer.Argument(help="The study: ulorl, spae or arena.")],
+    name: Annotated[str, typer.Argument(help="The study: ulorl, spae, arena, azr or spell.")],
     out: Annotated[Path, typer.Option(help="The study folder; the same settings on it resume.")],
     dry_run: Annotated[
         bool,
