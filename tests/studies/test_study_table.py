@@ -110,3 +110,12 @@ def test_folders_that_are_not_studies_are_refused(tmp_path):
     (tmp_path / "study.json").symlink_to(tmp_path / "elsewhere.json")
     with pytest.raises(HarnessError):
         load(tmp_path)
+
+
+def test_a_scorer_without_a_constant_answer_shows_none(tmp_path):
+    folder = study(tmp_path / "s", seeds=1)
+    for arm in ("method", "ablation", "grpo"):
+        record(folder, arm, 0, [{"entropy": 0.3}])
+    summary = folder / "record" / "method-seed0" / "summary.json"
+    summary.write_text(json.dumps({**json.loads(summary.read_text()), "constant_baseline": None}))
+    assert "best constant -)" in markdown([load(folder)])

@@ -150,3 +150,11 @@ def test_benchmark_and_scorer_load_without_torch_or_the_train_extra():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["azr_deduction", "azr_deduction"]
+
+
+def test_the_registered_scorer_runs_programs_and_its_golds_are_answers():
+    """Timed (a busy machine can time a check out), and a constant answer can match a gold: regress
+    prices the most common output."""
+    from harness.scoring import exact_golds, timeless
+
+    assert exact_golds("azr_deduction") and not timeless("azr_deduction")

@@ -221,9 +221,11 @@ def markdown(all_runs: list[Runs]) -> str:
                 f"{'**' + row['verdict'] + '**' if row['primary'] else row['verdict']} |"
             )
         acc = accuracy(runs)
+        constant = acc["constant_baseline"]  # None: the scorer's golds are not answers (no constant)
         lines.append(
             f"| | held-out accuracy (warm start {acc['warm_start']:.3f}, best constant "
-            f"{acc['constant_baseline']:.3f}) | {acc['method'].text()} | {acc['ablation'].text()} | "
+            f"{'-' if constant is None else f'{constant:.3f}'}) | {acc['method'].text()} | "
+            f"{acc['ablation'].text()} | "
             f"{acc['grpo'].text()} | {acc['method_minus_grpo'].text(per_seed=True)} | | "
             f"{verdict(acc['method_minus_grpo'], +1)} |"
         )

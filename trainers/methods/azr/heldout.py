@@ -26,6 +26,7 @@ from harness import HarnessError, sandbox
 from harness.core.data import require
 from harness.core.types import Item, Sampling, Score
 from harness.sandbox import Limits, Verdict
+from harness.scoring import Kind
 from harness.scoring.verdicts import verdict_score
 from trainers.methods.azr import prompts
 from trainers.methods.azr.executor import LIMITS, check_deduction
@@ -91,9 +92,13 @@ class DeductionScorer:
         pass  # each `score` call has its own thread pool
 
 
-def scorer(options: Any) -> DeductionScorer:
-    """The registered factory (`harness.scoring.Options` in, the scorer out)."""
+def _build(options: Any) -> DeductionScorer:
     return DeductionScorer(options.timeout, options.workers)
+
+
+# the registered scorer: timed (its checks run programs), and its gold is a literal a model can give
+# verbatim, so `harness regress` prices a constant answer (the most common output's share)
+scorer = Kind(_build, exact_golds=True, timed=True)
 
 
 AZR_DEDUCTION = Benchmark(
