@@ -72,7 +72,7 @@ class LocalPolicy:
                 )[:, width:]  # fmt: skip
             for row in new.tolist():
                 cut = row.index(eos) + 1 if eos in row else len(row)
-                out.append(Generation(row[:cut], [], "stop" if cut < len(row) or eos in row else "length"))
+                out.append(Generation(row[:cut], [], "stop" if eos in row else "length"))
         return out
 
 
@@ -95,7 +95,7 @@ def sample_groups(policy: LocalPolicy, rows: Sequence[dict], n: int, max_tokens:
             lengths=lengths[k * n : (k + 1) * n],
             verifier=verdicts[k * n : (k + 1) * n],
             route="ranked",
-        )  # fmt: skip
+        )
         for k, row in enumerate(rows)
     ]
 
@@ -186,8 +186,9 @@ def rank_study(folder: Path, groups: int, n: int, seed: int, model: Path | None 
     from harness.core.io.read import read_bytes, read_json
     from trainers.studies.run import STUDY_FILE
 
-    settings = read_json(folder / STUDY_FILE).get("settings", {})
-    if settings.get("study") != "arena":
+    record = read_json(folder / STUDY_FILE)  # Missing: a one-line error naming the file
+    settings = record.get("settings", {}) if isinstance(record, dict) else {}
+    if not isinstance(settings, dict) or settings.get("study") != "arena":
         raise HarnessError(f"{folder} holds no Reasoning Arena study (study rank ranks arena's judge)")
     if n < 3:
         raise HarnessError("--responses must be at least 3 (the live schedule's anchors)")
