@@ -21,7 +21,9 @@ resource limits (hard limits, which the code it then runs cannot raise again), p
 - ``call`` (one shot, sealed): the code runs once, then either ``f`` is called on each of the job's
   ``cases`` (argument lists, by value; with ``fresh``, each in a fresh module namespace) or, with
   ``expression``, that expression is evaluated where the code ran (``f`` removed). The job's code
-  has passed the harness's language subset (subset.py) before this process started. Only values
+  has passed the harness's language subset (subset.py) before this process started, rewritten so that
+  it reads and writes attributes only through the two guards `attribute_guard` binds in its
+  namespace (checked against allowlist.py by the object's real type). Only values
   travel: on success ONE line, the list of the encoded values, then exit status 0; otherwise no line
   and an exit status of exits.py (RAISED at the first case that raises, the later cases not run,
   with "Type: message" on stderr for the reason shown; NO_FUNCTION; NOT_A_VALUE; MEMORY). Before any
