@@ -497,8 +497,8 @@ def sealed_call(job, fd):
     cases, expression, code = job.get("cases", []), job.get("expression"), job["code"]
     fresh = job.get("fresh")
     raised_, no_function, not_a_value, memory = RAISED, NO_FUNCTION, NOT_A_VALUE, MEMORY
-    guards = {allowlist.GET: None, allowlist.OWN: None}
-    guards[allowlist.GET], guards[allowlist.OWN] = attribute_guard()
+    get, own = attribute_guard()
+    guards = {allowlist.GET: get, allowlist.OWN: own}
     write, end, encode_value, decode_value = seal(job.get("forbidden", []), job.get("preload", ()))
     text, str_, type_, range_, len_, callable_, exec_, compile_, eval_, builtins_ = (
         repr,
