@@ -44,4 +44,4 @@ def without_subset(monkeypatch) -> None:
     """Sealed runs skip the language subset's check and its attribute guard (subset.py): a fault
     injected so that a test reaches the second layer, the sealed process, with code the first refuses."""
     monkeypatch.setattr(subset, "check_program", lambda code, mode="exec": None)
-    monkeypatch.setattr(subset, "guard_attributes", lambda code, mode="exec": code)
+    monkeypatch.setattr(subset, "add_guards", lambda code, mode="exec": code)

@@ -5,6 +5,7 @@ and cold-start demonstration passes; and `run_sealed` refuses before a process s
 
 from __future__ import annotations
 
+import ast
 import builtins
 import importlib
 import keyword
@@ -17,6 +18,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sandbox_helpers import without_subset
 
 from harness.sandbox import Limits, allowlist, jobs, subset
 from harness.sandbox.codec import encode
@@ -553,3 +555,53 @@ def test_the_runtime_guard_holds_where_the_static_check_is_fooled():
 )
 def test_class_builders_that_run_generated_code_are_refused(code):
     assert check_program(code) is not None
+
+
+def test_every_subscript_goes_through_the_item_guard():
+    """Reads, writes and deletions, by a string, an int, a slice or a name: each receiver is ITEM(x)."""
+    code = "def f(d, k):\n    d['a'] = d[k][1:]\n    del d[0]\n    return d.get(k)[-1], list[int]"
+    guarded = subset.add_guards(code)
+    subscripts = sum(isinstance(node, ast.Subscript) for node in ast.walk(ast.parse(code)))
+    assert guarded.count(f"{allowlist.ITEM}(") == subscripts == 6, guarded
+    assert guarded.count(f"{allowlist.ITEM}(d)[") == 3 and f"{allowlist.ITEM}(list)[int]" in guarded
+
+
+def test_plain_subscripts_run_guarded():
+    code = (
+        f"{PRELUDE}import typing\n"
+        "class Grid:\n    def __getitem__(self, k):\n        return k * 2\n"
+        "def f(d):\n"
+        "    d['b'] = d['a'][1:] + 'abc'[0] + [9, 8][-1:][0].__str__()\n"
+        "    del d['a']\n"
+        "    c = Counter('aab')\n    q = deque([4, 5])\n    m = re.match('(a)', 'a')\n"
+        "    hints = (list[int], dict[str, int], typing.Optional[int], typing.Dict[str, int])\n"
+        "    return d, c['a'], q[1], m[1], Grid()[3], (1, 2)[0], b'ab'[0], range(5)[2], len(hints)"
+    )
+    assert check_program(code) is not None  # the dunder read: the first layer refuses it
+    code = code.replace("[9, 8][-1:][0].__str__()", "str([9, 8][-1:][0])")
+    assert sealed(code, {"a": "xyz"}).values == (({"b": "yza8"}, 2, 5, "a", 6, 1, 97, 2, 4),)
+
+
+# objects a program could only reach past the first layer (a class's namespace, a view of memory)
+UNLISTED = {"str.__dict__": vars(str), "memoryview(b'ab')": memoryview(b"ab")}
+
+
+def subscriptable(value) -> bool:
+    """The guard's rule, restated: a class, one of typing's forms, or a listed type in its type's MRO."""
+    kinds = type(value).__mro__
+    listed_type = any(f"{k.__module__}.{k.__qualname__}" in allowlist.TYPES for k in kinds)
+    return isinstance(value, type) or type(value).__module__ == "typing" or listed_type
+
+
+@pytest.mark.parametrize("receiver", sorted(RECEIVERS) + sorted(UNLISTED))
+def test_a_subscript_runs_exactly_when_the_receivers_type_is_listed(receiver, monkeypatch):
+    """The guard itself, in the sealed process, with the first layer off (sandbox_helpers.without_subset)
+    so that receivers no allowed name reaches can be made: ITEM passes an object of a listed type (or
+    the program's, a class, typing's), and refuses the rest."""
+    without_subset(monkeypatch)
+    code = f"import sys\n{PRELUDE}def f():\n    v = {receiver}\n    return {allowlist.ITEM}(v) is v"
+    run = sealed(code)
+    if not subscriptable(RECEIVERS.get(receiver, UNLISTED.get(receiver))):
+        assert run.ending == "raised" and "cannot be subscripted here" in run.reason, (receiver, run)
+    else:
+        assert run.values == (True,), (receiver, run)

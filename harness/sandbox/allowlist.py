@@ -9,11 +9,12 @@ real type (driver.attribute_guard). tests/test_sandbox_subset.py checks each nam
 or module.
 """
 
-# the sealed program's module name, and the two guards subset.guard_attributes calls, bound in its
+# the sealed program's module name, and the three guards subset.add_guards calls, bound in its
 # namespace by the driver (names a program cannot write: they start with an underscore)
 PROGRAM_MODULE = "solution"
 GET = "__attribute__"  # GET(obj, "name") reads obj.name if the list of obj's type has it
 OWN = "__own_object__"  # OWN(obj) is obj if the program made it (its classes, their instances), else raises
+ITEM = "__item_of__"  # ITEM(obj) is obj if obj may be subscripted (its type is listed here), else raises
 
 TYPES: dict[str, tuple[str, ...]] = {
     "builtins.str": (

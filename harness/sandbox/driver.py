@@ -22,7 +22,7 @@ resource limits (hard limits, which the code it then runs cannot raise again), p
   ``cases`` (argument lists, by value; with ``fresh``, each in a fresh module namespace) or, with
   ``expression``, that expression is evaluated where the code ran (``f`` removed). The job's code
   has passed the harness's language subset (subset.py) before this process started, rewritten so that
-  it reads and writes attributes only through the two guards `attribute_guard` binds in its
+  it reads and writes attributes and subscripts only through the three guards `attribute_guard` binds in its
   namespace (checked against allowlist.py by the object's real type). Only values
   travel: on success ONE line, the list of the encoded values, then exit status 0; otherwise no line
   and an exit status of exits.py (RAISED at the first case that raises, the later cases not run,
@@ -437,19 +437,22 @@ def seal(forbidden, preload=()):
 
 
 def attribute_guard():
-    """The two guards `subset.guard_attributes` routes a sealed program's attributes through
-    (allowlist.GET and OWN), made before the seal from references they alone hold.
+    """The three guards `subset.add_guards` routes a sealed program's attributes and subscripts
+    through (allowlist.GET, OWN and ITEM), made before the seal from references they alone hold.
 
     GET(obj, name) reads the attribute when the list of obj's real type has the name: for a module,
     the module's list; for a class, its own list (``str.maketrans``); for any other object, the lists of
     the classes in its type's MRO together (a super() object: those of the instance it stands for).
     A class the program defined (its module is the program's) allows every public name. OWN(obj)
-    returns obj when it is the program's own class or an instance of one, else raises."""
+    returns obj when it is the program's own class or an instance of one, else raises. ITEM(obj)
+    returns obj when it may be subscripted: its type has a list (or is the program's), it is a class
+    (``list[int]``) or one of typing's forms (``Optional[int]``); else it raises (a mapping proxy, a
+    view of memory, any object no list names)."""
     types_ = {name: frozenset(names) for name, names in allowlist.TYPES.items()}
     modules = {name: frozenset(names) for name, names in allowlist.MODULES.items()}
     program, module_type, none = allowlist.PROGRAM_MODULE, type(sys), frozenset()
     type_, isinstance_, getattr_, str_, super_ = type, isinstance, getattr, str, super
-    frozenset_, AttributeError_ = frozenset, AttributeError
+    frozenset_, AttributeError_, TypeError_ = frozenset, AttributeError, TypeError
     everything = object()  # a program's class: any public name
     classes, instances = {}, {}
 
@@ -488,7 +491,19 @@ def attribute_guard():
             raise AttributeError_(f"attributes of {cls.__name__} cannot be set: only the program's own")
         return obj
 
-    return get, own
+    subscriptable = {}
+
+    def item(obj):
+        kind = type_(obj)
+        if kind not in subscriptable:
+            subscriptable[kind] = (
+                isinstance_(obj, type_) or kind.__module__ == "typing" or (bool(instance_names(kind)))
+            )
+        if subscriptable[kind]:
+            return obj
+        raise TypeError_(f"{kind.__name__} cannot be subscripted here")
+
+    return get, own, item
 
 
 def sealed_call(job, fd):
@@ -497,8 +512,8 @@ def sealed_call(job, fd):
     cases, expression, code = job.get("cases", []), job.get("expression"), job["code"]
     fresh = job.get("fresh")
     raised_, no_function, not_a_value, memory = RAISED, NO_FUNCTION, NOT_A_VALUE, MEMORY
-    get, own = attribute_guard()
-    guards = {allowlist.GET: get, allowlist.OWN: own}
+    get, own, item = attribute_guard()
+    guards = {allowlist.GET: get, allowlist.OWN: own, allowlist.ITEM: item}
     write, end, encode_value, decode_value = seal(job.get("forbidden", []), job.get("preload", ()))
     text, str_, type_, range_, len_, callable_, exec_, compile_, eval_, builtins_ = (
         repr,

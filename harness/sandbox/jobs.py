@@ -93,9 +93,9 @@ def run_sealed(job: dict, limits: Limits) -> Sealed:
     )
     if refused:
         return Sealed("refused", reason=refused)
-    guarded = {"code": subset.guard_attributes(job["code"])}
+    guarded = {"code": subset.add_guards(job["code"])}
     if expression is not None:
-        guarded["expression"] = subset.guard_attributes(expression, "eval")
+        guarded["expression"] = subset.add_guards(expression, "eval")
     proc = Proc({**job, **guarded, "mode": "call", "preload": list(subset.EXTENSIONS)}, limits)
     ended = proc.wait(time.monotonic() + limits.wall)
     if ended.status in ("timeout", "memory"):

@@ -21,11 +21,13 @@ names from `BUILTINS`, imports from `MODULES`. On top of that allowlist it refus
   public names of each allowed module) that the program does not define itself (``self.count = 0``, a
   method of its class), and names imported from a module that its list lacks.
 
-`guard_attributes(code)` then rewrites the checked code for the sealed executor: every attribute read
+`add_guards(code)` then rewrites the checked code for the sealed executor: every attribute read
 ``obj.name`` becomes ``GET(obj, "name")``, which reads it only if the list of obj's real type (or
 module) has the name, or obj is the program's own; every attribute write or deletion ``obj.name = v``
-becomes ``OWN(obj).name = v``, which only the program's own classes and their instances pass
-(driver.attribute_guard).
+becomes ``OWN(obj).name = v``, which only the program's own classes and their instances pass; every
+subscript ``obj[key]`` (read, write or deletion, by a string or any other key) becomes
+``ITEM(obj)[key]``, which only objects of a listed type, the program's own, classes (``list[int]``)
+and typing's forms pass (driver.attribute_guard).
 
 So the code can name nothing of the interpreter's internals: no frame, module, code object or
 builtin that reaches the process it runs in. docs/evaluating/sandbox.md says what this layer
@@ -416,14 +418,19 @@ def _own_attributes(tree: ast.AST):
                         yield target.id
 
 
-def guard_attributes(code: str, mode: str = "exec") -> str:
-    """`code` (checked by `check_program`) with every attribute read and write routed through the
-    sealed executor's guards (`allowlist.GET`, `allowlist.OWN`); ``"...".format`` on a plain literal
-    is left as it is (its fields were checked)."""
+def add_guards(code: str, mode: str = "exec") -> str:
+    """`code` (checked by `check_program`) with every attribute read and write and every subscript
+    routed through the sealed executor's guards (`allowlist.GET`, `OWN`, `ITEM`); ``"...".format`` on
+    a plain literal is left as it is (its fields were checked)."""
     return ast.unparse(ast.fix_missing_locations(_Guard().visit(parse(code, mode))))
 
 
 class _Guard(ast.NodeTransformer):
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        node.value = ast.Call(ast.Name(allowlist.ITEM, ast.Load()), [node.value], [])
+        return node
+
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load):
