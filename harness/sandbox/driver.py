@@ -50,7 +50,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import allowlist  # noqa: E402
 from codec import CodecError, decode, encode  # noqa: E402
-from exits import MEMORY, NO_FUNCTION, NOT_A_VALUE, RAISED  # noqa: E402
+from exits import BROKEN, MEMORY, NO_FUNCTION, NOT_A_VALUE, RAISED  # noqa: E402
 
 MB = 1 << 20
 
@@ -579,6 +579,52 @@ def sealed_call(job, fd):
     end(0)
 
 
+def send(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def held_reply(job, reply):
+    """The ``call`` mode in two processes. This one holds the reply descriptor and its own exit status,
+    runs no candidate code and is never sealed; the child closes the reply, seals itself and runs the
+    code (`sealed_call`), sending its one line through a pipe of its own. Once the child has ended,
+    this process passes on that line only after exit status 0, and one of the driver's statuses only
+    without a line; a death by signal as 128 + the signal; anything else as BROKEN (a line longer than
+    `output_mb` is passed on as far as the harness's own bound, which reports it). So the code, sealed or not, never holds the harness's reply or this process's status."""
+    limit = job["limits"]["output_mb"] * MB
+    line, sent = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(line)
+        os.close(reply)
+        sealed_call(job, sent)  # ends the child
+    os.close(sent)
+    received = bytearray()
+    while len(received) <= limit:
+        block = os.read(line, 1 << 16)
+        if not block:
+            break
+        received += block
+    if len(received) > limit:  # passed on, so that the harness's own bound on the reply says so
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+        send(reply, received)
+        os._exit(BROKEN)
+    status = os.waitpid(child, 0)[1]
+    if os.WIFSIGNALED(status):
+        os._exit(128 + os.WTERMSIG(status))
+    code = os.WEXITSTATUS(status)
+    if code == 0 and received.endswith(b"\n") and received.count(b"\n") == 1:
+        send(reply, received)
+        os._exit(0)
+    if code in (RAISED, NO_FUNCTION, NOT_A_VALUE, MEMORY) and not received:
+        os._exit(code)
+    sys.stderr.write(f"the sealed call ended with status {code} and {len(received)} bytes sent\n")
+    sys.stderr.flush()
+    os._exit(BROKEN)
+
+
 def main():
     requests = os.fdopen(int(sys.argv[1]), "r", encoding="utf-8")
     replies = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
@@ -587,7 +633,7 @@ def main():
     if job["mode"] == "call":
         requests.close()
         sys.path.append(job.get("packages") or "/nonexistent")
-        sealed_call(job, replies.fileno())
+        held_reply(job, replies.fileno())
     if job.get("packages"):
         sys.path.append(job["packages"])
     sys.setrecursionlimit(max(sys.getrecursionlimit(), job.get("recursion_limit", 10000)))

@@ -9,3 +9,4 @@ RAISED = 101  # a sealed call raised: nothing was sent
 NO_FUNCTION = 102  # a sealed call's code defines no callable `f`
 NOT_A_VALUE = 103  # a sealed call's value cannot cross the wall by value (codec.py)
 MEMORY = 104  # MemoryError ended the program: the address-space rlimit (any mode)
+BROKEN = 105  # a sealed call's process ended otherwise: a status of its own, or a line with a failure

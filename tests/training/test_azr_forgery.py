@@ -5,9 +5,19 @@ one is refused by the language subset with a reason (the first layer) and, with 
 off, is still INVALID in the sealed process (the second layer); an abduction answer is checked in
 the same sealed environment as the proposal was validated in."""
 
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
 import pytest
 from sandbox_helpers import without_subset
 
+from harness.sandbox import Limits, isolated, jobs
+from harness.sandbox.codec import encode
+from harness.sandbox.exits import BROKEN, RAISED
 from trainers.methods.azr.executor import (
     OUTSIDE,
     check_abduction,
@@ -342,3 +352,112 @@ def test_codecs_load_on_demand_though_no_module_is_built_once_sealed(encoding):
     took), so the codecs' extension modules are loaded before it: str.encode still finds them."""
     run = validate("def f(text, encoding):\n    return text.encode(encoding)\n", f"'abc', {encoding!r}")
     assert run.valid and run.output == repr("abc".encode(encoding)), run
+
+
+sandboxed = pytest.mark.skipif(not isolated(), reason="bubblewrap isolation unavailable: not running code")
+
+
+# Layer 2 by capability (issue 52, part 2): the reply and the exit status belong to a process that runs
+# no candidate code (driver.held_reply). A candidate that got every power of its own process, which no
+# payload above reaches, is played here by a function put in place of the sealed call.
+SANDBOX = Path(jobs.__file__).parent
+HOSTILE = {  # the body of sealed_call(job, fd) after a full escape -> (exit status, what the harness reads)
+    "writes on the reply's descriptor": (
+        "    for n in range(3, 30):\n        if n != fd:\n"
+        "            try: os.write(n, b'[42]\\n')\n            except OSError: pass\n    os._exit(0)",
+        BROKEN,
+        b"",
+    ),
+    "its own line, then a raise's status": (
+        "    os.write(fd, b'[42]\\n')\n    os._exit(RAISED)",
+        BROKEN,
+        b"",
+    ),
+    "a status of its own": ("    os._exit(7)", BROKEN, b""),
+    "two lines": ("    os.write(fd, b'[42]\\n[43]\\n')\n    os._exit(0)", BROKEN, b""),
+    "half a line": ("    os.write(fd, b'[42]')\n    os._exit(0)", BROKEN, b""),
+    "a raise": ("    os._exit(RAISED)", RAISED, b""),
+    "killed": ("    os.kill(os.getpid(), 9)", 128 + 9, b""),
+    # what layer 2 cannot stop: the values of its own calls, as a program returning them would
+    "its own values": ("    os.write(fd, b'[42]\\n')\n    os._exit(0)", 0, b"[42]\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_a_fully_escaped_call_holds_neither_the_reply_nor_the_status(name, tmp_path):
+    body, status, reply = HOSTILE[name]
+    read, write = os.pipe()
+    script = tmp_path / "hostile.py"
+    script.write_text(
+        f"import os, sys\nsys.path.insert(0, {str(SANDBOX)!r})\nimport driver\n"
+        "from exits import RAISED\n"
+        f"def escaped(job, fd):\n{body}\n"
+        "driver.sealed_call = escaped\n"
+        f"driver.held_reply({{'limits': {{'output_mb': 1}}}}, {write})\n"
+    )
+    try:
+        ended = subprocess.run([sys.executable, str(script)], pass_fds=(write,), timeout=30)
+    finally:
+        os.close(write)
+    with os.fdopen(read, "rb") as received:
+        assert (ended.returncode, received.read()) == (status, reply), name
+
+
+@sandboxed
+def test_the_sealed_code_runs_without_the_reply_descriptor():
+    """While f runs, the process running it holds no descriptor of the reply pipe, and its parent (the
+    driver that holds it) is another process: read from the host's /proc."""
+    code = "def f():\n    n = 0\n    for i in range(10 ** 9):\n        n += i\n    return n"
+    limits = Limits(wall=6.0, cpu=6.0)
+    worker = threading.Thread(
+        target=jobs.run_sealed, args=({"code": code, "cases": [encode([[], {}])]}, limits)
+    )
+    worker.start()
+    try:
+        drivers = {}
+        for _ in range(100):  # up to 5 s for both processes to start
+            drivers = {pid: argv for pid, argv in _processes() if _a_driver_of_ours(pid, argv)}
+            if len(drivers) == 2:
+                break
+            time.sleep(0.05)
+        assert len(drivers) == 2, drivers
+        parents = {pid: _parent(pid) for pid in drivers}
+        (holder,) = [pid for pid in drivers if parents[pid] not in drivers]
+        (runner,) = [pid for pid in drivers if parents[pid] == holder]
+        reply = os.readlink(f"/proc/{holder}/fd/{drivers[holder][-1]}")
+        assert reply.startswith("pipe:")
+        assert reply not in _descriptors(runner).values()
+    finally:
+        worker.join()
+
+
+def _processes():
+    for entry in os.listdir("/proc"):
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().decode().split("\0")[:-1]
+        except (OSError, ValueError):
+            continue
+        if entry.isdigit():
+            yield int(entry), argv
+
+
+def _a_driver_of_ours(pid: int, argv: list[str]) -> bool:
+    """A sandbox driver's Python (not the bwrap that starts it) that this test process started."""
+    if len(argv) < 3 or not argv[-3].endswith("driver.py") or argv[0].endswith("bwrap"):
+        return False
+    while pid > 1:
+        try:
+            pid = _parent(pid)
+        except (OSError, ValueError):
+            return False
+        if pid == os.getpid():
+            return True
+    return False
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _descriptors(pid: int) -> dict[str, str]:
+    return {fd: os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
