@@ -319,3 +319,33 @@ def test_scorer_workers_whose_parent_is_gone_exit_without_a_traceback(tmp_path, 
         [sys.executable, str(script), str(wait)], capture_output=True, text=True, timeout=120, cwd=tmp_path
     )  # returns once every process holding its stderr, the workers included, has ended
     assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_a_signal_ends_score_within_five_seconds_while_it_parses_hostile_answers(shared_data, tmp_path):
+    """Megabyte answers crafted against the CRUXEval parser (blank space, unclosed tags): SIGTERM, sent
+    while they are parsed, ends `score` within 5 s with its line (the parsers are linear-time, so no
+    call holds the signal for long)."""
+    ids = [json.loads(line)["id"] for line in (shared_data / "cruxeval" / "cruxeval.jsonl").open()][:12]
+    crafted = ("x" + " " * 1_000_000 + "y", "[ANSWER]" * 125_000, "```x\n" * 200_000)
+    rows = [
+        {"item_id": item, "sample_idx": k, "text": text}
+        for item in ids
+        for k, text in enumerate(crafted)
+    ]
+    generations = write_jsonl(tmp_path / "generations.jsonl", rows)
+    out = tmp_path / "run"
+    args = ["score", "--generations", str(generations), "--benchmark", "cruxeval_o"]
+    started = time.monotonic()
+    signalled = []
+
+    def parsing() -> bool:
+        if (out / "generations.jsonl").exists() and time.monotonic() - started > 2:
+            signalled.append(time.monotonic())
+            return True
+        return False
+
+    code, stderr = interrupt(
+        [*args, "--data-dir", str(shared_data), "--out", str(out)], parsing, signal.SIGTERM
+    )
+    assert time.monotonic() - signalled[0] < 5.0, stderr[-2000:]
+    assert_clean_end(stderr, code, signal.SIGTERM)
