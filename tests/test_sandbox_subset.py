@@ -566,6 +566,19 @@ def test_every_subscript_goes_through_the_item_guard():
     assert guarded.count(f"{allowlist.ITEM}(d)[") == 3 and f"{allowlist.ITEM}(list)[int]" in guarded
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import operator\ndef f(x):\n    return operator.getitem(x, 'a')",
+        "from operator import setitem",
+        "from operator import delitem",
+        "import operator\nkey = operator.itemgetter('a')",
+    ],
+)
+def test_operators_subscripts_that_would_bypass_the_item_guard_are_refused(code):
+    assert check_program(code) is not None
+
+
 def test_plain_subscripts_run_guarded():
     code = (
         f"{PRELUDE}import typing\n"

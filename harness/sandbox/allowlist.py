@@ -1,7 +1,8 @@
 """The attributes a program in the language subset may read, named one by one: per type, by its
 module and qualified name, and per allowed module. Public names only (no underscore), without the
 names subset.ATTRIBUTES refuses and the class builders that run generated code or build classes from
-values (collections.namedtuple; typing's NamedTuple, TypedDict, NewType).
+values (collections.namedtuple; typing's NamedTuple, TypedDict, NewType), and operator's subscripts
+(getitem, setitem, delitem, itemgetter), which would subscript past the ITEM guard.
 
 subset.check_program refuses, statically, an attribute named in no list here that the program does not
 define itself; the sealed executor then checks every attribute read against the list of the object's
@@ -970,11 +971,9 @@ MODULES: dict[str, tuple[str, ...]] = {
         "concat",
         "contains",
         "countOf",
-        "delitem",
         "eq",
         "floordiv",
         "ge",
-        "getitem",
         "gt",
         "iadd",
         "iand",
@@ -994,7 +993,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "is_",
         "is_not",
         "isub",
-        "itemgetter",
         "itruediv",
         "ixor",
         "le",
@@ -1011,7 +1009,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "pos",
         "pow",
         "rshift",
-        "setitem",
         "sub",
         "truediv",
         "truth",
