@@ -328,9 +328,7 @@ def test_a_signal_ends_score_within_five_seconds_while_it_parses_hostile_answers
     ids = [json.loads(line)["id"] for line in (shared_data / "cruxeval" / "cruxeval.jsonl").open()][:12]
     crafted = ("x" + " " * 1_000_000 + "y", "[ANSWER]" * 125_000, "```x\n" * 200_000)
     rows = [
-        {"item_id": item, "sample_idx": k, "text": text}
-        for item in ids
-        for k, text in enumerate(crafted)
+        {"item_id": item, "sample_idx": k, "text": text} for item in ids for k, text in enumerate(crafted)
     ]
     generations = write_jsonl(tmp_path / "generations.jsonl", rows)
     out = tmp_path / "run"

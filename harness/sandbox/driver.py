@@ -591,7 +591,8 @@ def held_reply(job, reply):
     code (`sealed_call`), sending its one line through a pipe of its own. Once the child has ended,
     this process passes on that line only after exit status 0, and one of the driver's statuses only
     without a line; a death by signal as 128 + the signal; anything else as BROKEN (a line longer than
-    `output_mb` is passed on as far as the harness's own bound, which reports it). So the code, sealed or not, never holds the harness's reply or this process's status."""
+    `output_mb` is passed on as far as the harness's own bound, which reports it). So the code,
+    sealed or not, never holds the harness's reply or this process's status."""
     limit = job["limits"]["output_mb"] * MB
     line, sent = os.pipe()
     child = os.fork()
