@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("engines and sandbox", ("harness.backends", "harness.sandbox")),
     ("probing", ("harness.probing",)),
     ("scoring", ("harness.scoring",)),
-    ("benchmarks", ("benchmarks", "harness.presets")),
+    ("benchmarks", ("benchmarks", "harness.papers")),
     ("run config", ("harness.config",)),
     ("stages", ("harness.stages",)),
     ("runs", ("harness.runs",)),

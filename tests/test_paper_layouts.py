@@ -9,7 +9,7 @@ import pytest
 from helpers import run_cli
 
 from harness import HarnessError
-from harness.report.layouts import LAYOUTS
+from harness.papers import PAPERS
 from harness.report.paper import paper_rows
 from harness.report.paper_table import render
 
@@ -29,11 +29,11 @@ def markdown_cells(text: str) -> dict[str, list[str]]:
     return {row[0].strip(): [c.strip().strip("*") for c in row[1:]] for row in rows[1:]}
 
 
-@pytest.mark.parametrize("name", list(LAYOUTS))
+@pytest.mark.parametrize("name", list(PAPERS))
 def test_the_paper_csv_alone_reproduces_the_papers_table(name):
-    layout = LAYOUTS[name]
+    layout = PAPERS[name].layout
     cells = markdown_cells(render(name, [], with_paper=True))
-    published = [r for r in paper_rows(layout.paper) if r.table == layout.table]
+    published = [r for r in paper_rows(PAPERS[name].paper) if r.table == layout.table]
     assert len(cells) == len({(r.model, r.method) for r in published})
     headers = [f"{g} {c.label}".strip() for g in layout.groups for c in layout.columns]
     for r in published:

@@ -138,3 +138,57 @@ def test_scorer_properties_are_declared_with_the_scorer_not_read_from_its_name()
     assert [n for n in NAMES if kind(n).reads_question] == ["math"]
     assert [n for n in NAMES if kind(n).math_text] == ["math", "integer", "math+judge"]
     assert timeless("lm-eval:gsm8k") and not exact_golds("lm-eval:gsm8k") and kind("azr_deduction").timed
+
+
+def _paper(method: str, protocols: dict | None = None, presets: tuple[str, ...] = ("p",)):
+    from harness.papers import Layout, PaperProfile, Preset, single
+
+    layout = Layout("Table 1", (single("aime24", "AIME24", "avg@16"),))
+    made = {name: Preset(f"{name}'s protocol", ("aime24",), {"n": 16}) for name in presets}
+    return PaperProfile(method, "made_up", layout, made, protocols or {})
+
+
+def test_a_paper_profile_is_checked_when_loaded(site, monkeypatch):
+    """A profile is a PaperProfile for the method it is registered under, whose protocols name its own
+    presets and its layout's groups; presets are read from every profile, and two papers defining one
+    preset name are refused."""
+    from harness import papers
+
+    module = site / "made_up_papers.py"
+    module.write_text(
+        "from test_registry import _paper\n"
+        "GOOD = _paper('good')\nOTHER = _paper('other', presets=('q',))\nWRONG = _paper('someone')\n"
+        "UNKNOWN = _paper('unknown', {'': ('nope',)})\nGROUPLESS = _paper('groupless', {'16K': ('p',)})\n"
+        "TWICE = _paper('twice')\nNOT_ONE = 3\n"
+    )
+    names = ("good", "other", "wrong", "unknown", "groupless", "twice", "not_one")
+    install(site, "made-up", GROUP, {name: f"made_up_papers:{name.upper()}" for name in names})
+    registry = Registry(GROUP, "paper", papers._profile)
+    assert registry["good"].protocol("") == ("p",)
+    for name, message in (
+        ("wrong", "registered with a profile for 'someone'"),
+        ("unknown", "presets or groups it does not define"),
+        ("groupless", "presets or groups it does not define"),
+        ("not_one", "not a PaperProfile"),
+    ):
+        with pytest.raises(HarnessError, match=message):
+            registry[name]
+    monkeypatch.setattr(papers, "PAPERS", {"good": registry["good"], "other": registry["other"]})
+    assert papers.get_preset("q").description == "q's protocol"
+    with pytest.raises(HarnessError, match="unknown preset 'r'; available: p, q"):
+        papers.get_preset("r")
+    monkeypatch.setattr(papers, "PAPERS", {"good": registry["good"], "twice": registry["twice"]})
+    with pytest.raises(HarnessError, match="preset 'p' is defined by two papers"):
+        papers.presets()
+
+
+def test_each_paper_profile_is_its_methods_and_its_presets_are_the_cli_s():
+    """Every paper is a registered method's, and `--preset` knows exactly the profiles' presets."""
+    from harness.papers import PAPERS, presets
+    from trainers.methods import METHODS
+
+    assert set(PAPERS) == set(METHODS) - {"grpo"}
+    assert set(presets()) == {name for paper in PAPERS.values() for name in paper.presets}
+    assert {PAPERS[name].paper for name in PAPERS} == {
+        "spell", "absolute_zero", "reasoning_arena", "ulorl", "spae"
+    }  # fmt: skip

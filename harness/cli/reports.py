@@ -203,12 +203,12 @@ def export_command(
 def list_command() -> None:
     """The registered benchmarks and presets."""
     from benchmarks import BENCHMARKS
-    from harness.presets import PRESETS
+    from harness.papers import presets
 
     for b in BENCHMARKS.values():
         s = b.sampling
         source = f"{b.hub.repo}@{b.hub.revision[:7]}" if b.hub else "local"
         typer.echo(f"{b.name:15} {b.description}  [{source}; scorer {b.scorer}; n={s.n}, T={s.temperature}]")
     typer.echo("\npresets (--preset NAME):")
-    for name, p in PRESETS.items():
+    for name, p in presets().items():
         typer.echo(f"{name:21} {p.description}\n{'':21} benchmarks: {', '.join(p.benchmarks)}")

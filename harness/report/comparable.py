@@ -7,15 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness import HarnessError
+from harness.papers import PaperProfile, get_preset
 
-# each layout's protocols: the presets that evaluate as the paper did (SPELL: per input setting)
-LAYOUT_PRESETS = {
-    "spell": {"16K": ("spell", "spell-reasoning"), "100K": ("spell-100k", "spell-100k-reasoning")},
-    "azr": {"": ("azr",)},
-    "arena": {"": ("arena",)},
-    "ulorl": {"": ("ulorl",)},
-    "spae": {"": ("spae",)},
-}
 FIELDS = (
     ("n", "n"),
     ("temperature", "T"),
@@ -28,7 +21,6 @@ FIELDS = (
 def expected_sampling(benchmark: str, preset_name: str) -> dict[str, Any] | None:
     """The sampling the preset gives `benchmark` (None for a benchmark this harness does not have)."""
     from benchmarks import get_benchmark
-    from harness.presets import get_preset
 
     try:
         bench = get_benchmark(benchmark)
@@ -41,11 +33,11 @@ def expected_sampling(benchmark: str, preset_name: str) -> dict[str, Any] | None
     return chosen
 
 
-def differences(layout: str, group: str, info: dict[str, Any], benchmarks: list[str]) -> list[str]:
+def differences(profile: PaperProfile, group: str, info: dict[str, Any], benchmarks: list[str]) -> list[str]:
     """How one run differs from the paper's protocol on the layout's `benchmarks` it holds: phrases such
     as "aime24: n=4 (paper 16)", or [] where it matches one of the layout's presets."""
     best: list[str] | None = None
-    for preset in LAYOUT_PRESETS[layout][group]:
+    for preset in profile.protocol(group):
         found = _against(preset, info, benchmarks)
         if best is None or len(found) < len(best):
             best = found

