@@ -9,6 +9,7 @@ shipped in the package. DAPO-Math-17K, a training set, becomes DIR/dapo-math-17k
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -18,7 +19,15 @@ from typing import Any
 
 from harness import HarnessError
 from harness.core.data import sha256_file
-from harness.core.io.read import CONFIG_BYTES, Missing, check_regular, is_regular, open_regular, read_json
+from harness.core.io.read import (
+    CONFIG_BYTES,
+    Missing,
+    check_regular,
+    is_regular,
+    open_regular,
+    read_bytes,
+    read_json,
+)
 from harness.core.io.write import OutDir
 
 CHECKSUMS = "checksums.json"
@@ -194,3 +203,90 @@ def _record(to: Path, fetched: Fetched) -> None:
     recorded[fetched.name] = {"origin": fetched.origin, "files": fetched.files}
     with OutDir.open(to) as out:
         out.write(CHECKSUMS, json.dumps(recorded, indent=2, sort_keys=True) + "\n")
+
+
+def manifest_files(manifest: Path) -> tuple[str, dict[str, dict[str, Any]]]:
+    """A manifest's name and files (path under DIR -> url, sha256, bytes), through the one reader."""
+    listed = read_json(manifest, manifest.parent, CONFIG_BYTES)
+    files = listed.get("files") if isinstance(listed, dict) else None
+    fields = {"url": str, "sha256": str, "bytes": int}
+    if (
+        not isinstance(listed.get("name"), str)
+        or not isinstance(files, dict)
+        or any(Path(p).is_absolute() or ".." in Path(p).parts for p in files)
+        or not all(
+            isinstance(f, dict) and all(isinstance(f.get(k), kind) for k, kind in fields.items())
+            for f in files.values()
+        )
+    ):
+        raise HarnessError(
+            f"{manifest}: not a manifest (name, and files: a relative path -> url, sha256, bytes)"
+        )
+    return listed["name"], files
+
+
+def manifest_problems(manifest: Path, folder: Path) -> list[str]:
+    """What in `folder` differs from the manifest: each listed file missing or with other bytes."""
+    problems = []
+    for relative, expected in manifest_files(manifest)[1].items():
+        try:
+            found = sha256_file(folder / relative, folder)
+        except Missing:
+            problems.append(f"{relative}: missing")
+            continue
+        if found != expected["sha256"]:
+            problems.append(f"{relative}: sha256 {found[:12]}..., expected {expected['sha256'][:12]}...")
+    return problems
+
+
+def fetch_manifest(manifest: Path, to: Path, source: Path | None = None) -> Fetched:
+    """Every file the manifest lists put under `to`, each kept only with the manifest's sha256: one
+    already there with those bytes stays, one with other bytes is refused, and the rest come from
+    `source` (laid out as the manifest's paths) or, without one, from their URLs."""
+    name, files = manifest_files(manifest)
+    origin = {"kind": "manifest", "manifest": str(manifest)}
+    fetched = Fetched(name, {**origin, "from": str(source)} if source else origin)
+    for relative, expected in files.items():
+        where = f"{to / relative}, already there"
+        try:
+            found = sha256_file(to / relative, to)
+        except Missing:
+            where = f"{source / relative}" if source else expected["url"]
+            data = (
+                read_bytes(source / relative, source, expected["bytes"])
+                if source
+                else _download(where, expected)
+            )
+            found = hashlib.sha256(data).hexdigest()
+            if found == expected["sha256"]:
+                with OutDir.open(to) as out:
+                    out.write(relative, data)
+        if found != expected["sha256"]:
+            raise HarnessError(
+                f"{where}: sha256 {found[:12]}..., but {manifest.name} pins {expected['sha256'][:12]}... "
+                f"for {relative}"
+            )
+        fetched.files.append({"path": relative, "sha256": found, "bytes": expected["bytes"]})
+    _record(to, fetched)
+    return fetched
+
+
+def _download(url: str, expected: dict[str, Any]) -> bytes:
+    """The bytes at `url`, refused beyond the manifest's size for them."""
+    import httpx
+
+    size = expected["bytes"]
+    try:
+        with httpx.stream("GET", url, follow_redirects=True, timeout=60) as response:
+            response.raise_for_status()
+            data = bytearray()
+            for block in response.iter_bytes():
+                data += block
+                if len(data) > size:
+                    raise HarnessError(f"{url}: more than the manifest's {size} bytes")
+    except httpx.HTTPError as e:
+        raise HarnessError(
+            f"could not download {url} ({type(e).__name__}); offline, copy a folder that holds the files: "
+            "harness fetch-data --manifest MANIFEST --from FOLDER --to DIR"
+        ) from None
+    return bytes(data)

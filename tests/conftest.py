@@ -5,7 +5,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from helpers import SHARED_DATA
+from helpers import GIVEN_DATA, SHARED_DATA, test_data_problem
 from sandbox_helpers import marker, survivors
 
 os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")  # before anything imports huggingface_hub
@@ -28,8 +28,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """A SIGTERM (a CI or tox timeout) unwinds like Ctrl-C: session fixtures still stop their vLLM
-    engines and servers, which would otherwise outlive pytest."""
+    engines and servers, which would otherwise outlive pytest. The first process (not an xdist worker)
+    fetches the test data if it is not given (helpers.test_data_problem); data given but not the
+    pinned files ends the session at once."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    if not hasattr(config, "workerinput"):
+        problem = test_data_problem()
+        if problem and GIVEN_DATA:
+            pytest.exit(f"HARNESS_TEST_DATA: {problem}", returncode=4)
 
 
 @pytest.fixture
@@ -50,8 +56,9 @@ def mark():
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if not (SHARED_DATA / "aime24" / "test.jsonl").is_file():
-        pytest.fail(f"benchmark files not found at {SHARED_DATA}; set HARNESS_TEST_DATA")
+    problem = test_data_problem()
+    if problem:
+        pytest.fail(problem)
     return SHARED_DATA
 
 

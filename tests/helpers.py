@@ -7,7 +7,31 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("HARNESS_TEST_DATA", REPO.parent / "shared" / "data"))
+# the benchmark files the tests read (tests/data.json lists each by URL and sha256): HARNESS_TEST_DATA's
+# folder (CI: ../shared/data), checked against those sums; else fetched once into the harness cache
+DATA_MANIFEST = REPO / "tests" / "data.json"
+GIVEN_DATA = os.environ.get("HARNESS_TEST_DATA")
+CACHE = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "harness"))
+SHARED_DATA = Path(GIVEN_DATA) if GIVEN_DATA else CACHE / "test-data"
+# the method specs the paper tables were transcribed from, beside the data (CI), or beside the clone
+SPECS = (Path(GIVEN_DATA).parent if GIVEN_DATA else REPO.parent / "shared") / "specs"
+
+
+def test_data_problem() -> str | None:
+    """None when SHARED_DATA holds every file of the manifest with its sha256; else what is wrong, in
+    one line. Without HARNESS_TEST_DATA, fetch what is missing first (`harness fetch-data --manifest`)."""
+    from benchmarks.fetch import fetch_manifest, manifest_problems
+    from harness import HarnessError
+
+    if not GIVEN_DATA and manifest_problems(DATA_MANIFEST, SHARED_DATA):
+        try:
+            fetch_manifest(DATA_MANIFEST, SHARED_DATA)
+        except HarnessError as e:
+            return f"the test data could not be fetched into {SHARED_DATA} ({e}); set HARNESS_TEST_DATA"
+    problems = manifest_problems(DATA_MANIFEST, SHARED_DATA)
+    if problems:
+        return f"{SHARED_DATA} is not the test data of {DATA_MANIFEST.name}: {'; '.join(problems[:3])}"
+    return None
 
 
 def run_cli(

@@ -249,3 +249,68 @@ def test_a_data_dir_without_the_benchmark_is_the_same_error_for_every_benchmark(
     )
     with pytest.raises(HarnessError, match=expected):
         BENCHMARKS[name].load(tmp_path)
+
+
+def manifest(
+    tmp_path: Path, files: dict[str, bytes], base: str, served: dict[str, bytes] | None = None
+) -> Path:
+    """A manifest of `files` (path -> the bytes it pins) at BASE/PATH; `served` what the server answers."""
+    listed = {
+        path: {"url": f"{base}/{path}", "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        for path, data in files.items()
+    }
+    FakeHub.files.update({f"/{path}": data for path, data in (served or files).items()})
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"name": "test-data", "files": listed}))
+    return path
+
+
+def test_a_manifest_is_fetched_by_url_and_kept_only_with_its_sha256(tmp_path, hub):
+    """`fetch-data --manifest`: each file from its URL (a server on 127.0.0.1), kept with the pinned
+    sha256 and recorded; fetched again, nothing is downloaded; a file there with other bytes, a URL that
+    answers other bytes or more bytes than pinned, and a path out of the folder are refused in one line."""
+    files = {"aime24/test.jsonl": b'{"id": 1}\n', "humaneval/HumanEval.jsonl.gz": bytes(range(256))}
+    listed, to = manifest(tmp_path, files, hub), tmp_path / "data"
+    run_cli("fetch-data", "--manifest", str(listed), "--to", str(to))
+    assert {p: (to / p).read_bytes() for p in files} == files
+    assert [f["path"] for f in checksums(to)["test-data"]["files"]] == list(files)
+    FakeHub.requests.clear()
+    run_cli("fetch-data", "--manifest", str(listed), "--to", str(to))
+    assert FakeHub.requests == []
+
+    (to / "aime24" / "test.jsonl").write_bytes(b"changed\n")
+    done = run_cli("fetch-data", "--manifest", str(listed), "--to", str(to), check=False)
+    assert done.returncode != 0 and "already there: sha256" in done.stderr and "pins" in done.stderr
+    assert (to / "aime24" / "test.jsonl").read_bytes() == b"changed\n"
+
+    for served, why in (({"a.txt": b"other"}, "but data.json pins"), ({"a.txt": b"x" * 100}, "more than")):
+        other = tmp_path / why.split()[0]
+        other.mkdir()
+        listed = manifest(other, {"a.txt": b"right"}, hub, served)
+        done = run_cli("fetch-data", "--manifest", str(listed), "--to", str(other / "data"), check=False)
+        assert done.returncode != 0 and why in done.stderr, done.stderr
+        assert not (other / "data" / "a.txt").exists()
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    listed = manifest(outside, {"../escape.txt": b"x"}, hub)
+    done = run_cli("fetch-data", "--manifest", str(listed), "--to", str(outside / "data"), check=False)
+    assert done.returncode != 0 and "not a manifest" in done.stderr
+    assert not (outside / "escape.txt").exists()
+
+
+def test_the_test_suites_manifest_is_the_data_it_reads(shared_data, tmp_path):
+    """tests/data.json pins the files the suite reads: HARNESS_TEST_DATA's folder holds each with its
+    sha256 (the session checked it), and `--from` that folder fills another one that passes the same
+    check."""
+    from helpers import DATA_MANIFEST
+
+    from benchmarks.fetch import manifest_problems
+
+    assert manifest_problems(DATA_MANIFEST, shared_data) == []
+    run_cli("fetch-data", "--manifest", str(DATA_MANIFEST), "--from", str(shared_data), "--to", str(tmp_path))
+    assert manifest_problems(DATA_MANIFEST, tmp_path) == []
+    assert {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()} == {
+        *json.loads(DATA_MANIFEST.read_text())["files"],
+        "checksums.json",
+    }

@@ -13,14 +13,13 @@ import re
 from statistics import mean
 
 import pytest
-from helpers import REPO, SHARED_DATA
+from helpers import GIVEN_DATA, REPO, SPECS
 
 from benchmarks import BENCHMARKS, get_benchmark
 from harness import HarnessError
 from harness.report import paper
 from harness.report.paper import PaperRow, paper_rows, papers
 
-SPECS = SHARED_DATA.parent / "specs"
 COLUMNS = ["paper", "table", "model", "method", "benchmark", "metric", "setting", "value"]
 # columns of the papers' own (no harness benchmark of that name); see results/paper/README.md
 PAPER_ONLY = {"avg", "code_avg", "math_avg", "lb_mqa", "aime26", "beyondaime"}
@@ -34,7 +33,9 @@ def spec_tables(name: str, start: str, stop: str) -> list[tuple[str, list[list[s
     the last line of text above it; the |---| separator rows are dropped."""
     path = SPECS / f"{name}.md"
     if not path.is_file():
-        pytest.fail(f"spec {path} not found; set HARNESS_TEST_DATA so that its parent holds specs/")
+        if not GIVEN_DATA:  # a clone without the project's shared folder: the transcription is not checked
+            pytest.skip(f"spec {path} not found (the project's shared folder; HARNESS_TEST_DATA's parent)")
+        pytest.fail(f"spec {path} not found; HARNESS_TEST_DATA's parent must hold specs/")
     lines = path.read_text(encoding="utf-8").splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith(start))
     last = next(i for i in range(first + 1, len(lines)) if lines[i].startswith(stop))
