@@ -135,7 +135,7 @@ def test_a_request_that_times_out_counts_as_failed_not_as_a_server_gone():
 
     with FakeOpenAI(slow) as fake:
         with pytest.raises(ServerError, match=r"still failing after 1 retries in \d\.\d s: ReadTimeout"):
-            generate(backend(fake, timeout=0.2, max_retries=1), requests(1))
+            generate(backend(fake, request_timeout=0.2, max_retries=1), requests(1))
     assert len(fake.bodies) == 2
 
 

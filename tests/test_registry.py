@@ -192,3 +192,44 @@ def test_each_paper_profile_is_its_methods_and_its_presets_are_the_cli_s():
     assert {PAPERS[name].paper for name in PAPERS} == {
         "spell", "absolute_zero", "reasoning_arena", "ulorl", "spae"
     }  # fmt: skip
+
+
+def test_each_engine_takes_the_fields_it_declares_under_their_own_names():
+    """make_backend passes an engine the EngineConfig fields it declares, as keywords: each is a field
+    and a parameter of its constructor, and every constructor parameter but the model is declared."""
+    import inspect
+    from dataclasses import fields
+
+    from harness.backends import BACKENDS, EngineConfig
+
+    assert list(BACKENDS) == ["hf", "openai", "vllm"]
+    config = {f.name for f in fields(EngineConfig)}
+    for name in BACKENDS:
+        engine = BACKENDS[name]
+        parameters = set(inspect.signature(engine).parameters) - {"model"}
+        declared = set(engine.ENGINE_FIELDS)
+        assert declared <= config, name
+        assert declared <= parameters and parameters - declared <= {"max_logprobs", "backoff"}, name
+
+
+def test_a_registered_backend_is_an_engine_class_named_as_its_entry_point(site):
+    from harness.backends import _backend
+
+    module = site / "made_up_engines.py"
+    module.write_text(
+        "class Good:\n    name = 'good'\n    ENGINE_FIELDS = ('dtype',)\n"
+        "class Unknown:\n    name = 'unknown'\n    ENGINE_FIELDS = ('colour',)\n"
+        "class Named:\n    name = 'other'\n    ENGINE_FIELDS = ()\n"
+    )
+    install(
+        site,
+        "made-up-engines",
+        GROUP,
+        {n: f"made_up_engines:{n.capitalize()}" for n in ("good", "unknown", "named")},
+    )
+    registry = Registry(GROUP, "backend", _backend)
+    assert registry["good"].ENGINE_FIELDS == ("dtype",)
+    with pytest.raises(HarnessError, match="fields EngineConfig lacks: \\['colour'\\]"):
+        registry["unknown"]
+    with pytest.raises(HarnessError, match="not an engine class named 'named'"):
+        registry["named"]

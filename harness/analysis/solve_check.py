@@ -151,7 +151,7 @@ def probe_setup(
 
         top_k = entropy_top_k(entropy_mode)
         engine = VLLMBackend(
-            model, revision=revision, dtype=dtype, enable_prefix_caching=True, max_logprobs=top_k or -1
+            model, revision=revision, dtype=dtype, prefix_caching=True, max_logprobs=top_k or -1
         )
         prober: Prober = VLLMProber(engine, entropy_mode)
         engine_dtype = engine.settings["dtype"]

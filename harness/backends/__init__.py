@@ -1,4 +1,9 @@
-"""Inference engines behind one interface (`base.Backend`), and how to build one from its settings."""
+"""Inference engines behind one interface (`base.Backend`), and how to build one from its settings.
+
+Engines register as entry points in group `harness.backends` (pyproject.toml), as methods do. Each
+declares what the checks below ask of it: `ENGINE_FIELDS`, the EngineConfig fields it takes (under the
+same names); `SET_BY_ENGINE`, the keywords it sets itself, which --model-arg may not give; `server`,
+whether it reaches a model served at --base-url; `gpus(engine, cluster_gpus)`, what one engine needs."""
 
 from __future__ import annotations
 
@@ -8,16 +13,8 @@ from typing import Any
 from harness import HarnessError
 from harness.backends.remote_code import refuse_code_settings
 from harness.core.hub import check_model_source
+from harness.core.registry import Registry
 from harness.core.settings import check, option_name, setting
-
-BACKENDS = ("hf", "vllm", "openai")
-# keyword arguments each engine is given from its options, so --model-arg may not give them again
-SET_BY_BACKEND = {
-    "hf": frozenset({"pretrained_model_name_or_path"}),
-    "vllm": frozenset(
-        {"tokenizer_revision", "enable_prefix_caching", "enable_chunked_prefill", "max_logprobs"}
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -70,19 +67,43 @@ class EngineConfig:
         check(type(self), vars(self))
 
 
+def _backend(name: str, loaded: Any) -> type:
+    """A registered object as an engine: a class named as its entry point that declares its fields."""
+    names = {f.name for f in fields(EngineConfig)}
+    declared = getattr(loaded, "ENGINE_FIELDS", None)
+    if (
+        not isinstance(loaded, type)
+        or getattr(loaded, "name", None) != name
+        or not isinstance(declared, tuple)
+    ):
+        raise HarnessError(
+            f"backend {name!r} is registered as {loaded!r}, not an engine class named {name!r}"
+        )
+    if set(declared) - names:
+        raise HarnessError(
+            f"backend {name!r} takes fields EngineConfig lacks: {sorted(set(declared) - names)}"
+        )
+    return loaded
+
+
+BACKENDS: Registry[type] = Registry("harness.backends", "backend", _backend)
+
+
 def check_engine(engine: EngineConfig) -> None:
-    """Refuse option combinations that would be silently ignored."""
-    if engine.backend not in BACKENDS:
-        raise HarnessError(f"unknown backend {engine.backend!r}; available: {', '.join(BACKENDS)}")
-    if (engine.backend == "openai") != (engine.base_url is not None):
-        raise HarnessError("--base-url goes with --backend openai, and --backend openai needs --base-url")
-    if engine.backend == "openai" and engine.data_parallel_size != 1:
+    """Refuse option combinations that would be silently ignored, from what each engine declares."""
+    backend = BACKENDS.require(engine.backend)
+    servers = " or ".join(f"--backend {name}" for name in _taking(server=True))
+    if backend.server != (engine.base_url is not None):
+        raise HarnessError(f"--base-url goes with {servers}, and {servers} needs --base-url")
+    if backend.server and engine.data_parallel_size != 1:
         raise HarnessError("--data-parallel-size is for local engines; for a server, raise --concurrency")
-    if engine.backend != "vllm" and engine.tensor_parallel_size != 1:
-        raise HarnessError("--tensor-parallel-size needs --backend vllm")
-    if engine.backend == "openai" and engine.model_args:
-        raise HarnessError("--model-arg is for local engines (hf, vllm); a server takes its own settings")
-    if engine.backend == "openai" and engine.raw_prompt and engine.api != "completions":
+    if engine.tensor_parallel_size != 1 and "tensor_parallel_size" not in backend.ENGINE_FIELDS:
+        takers = " or ".join(f"--backend {name}" for name in _taking("tensor_parallel_size"))
+        raise HarnessError(f"--tensor-parallel-size needs {takers}")
+    if engine.model_args and "model_args" not in backend.ENGINE_FIELDS:
+        takers = ", ".join(_taking("model_args"))
+        raise HarnessError(f"--model-arg is for local engines ({takers}); a server takes its own settings")
+    if backend.server and engine.raw_prompt and engine.api != "completions":
         raise HarnessError(
             "--raw-prompt with --backend openai needs --api completions (chat applies a template)"
         )
@@ -90,15 +111,25 @@ def check_engine(engine: EngineConfig) -> None:
     for key in dict(engine.model_args):
         if key in {f.name for f in fields(EngineConfig)}:
             raise HarnessError(f"--model-arg {key}: use its own option, {option_name(key)}")
-        if key in SET_BY_BACKEND.get(engine.backend, ()):
+        if key in backend.SET_BY_ENGINE:
             raise HarnessError(f"--model-arg {key}: the {engine.backend} backend sets it from its options")
+
+
+def _taking(field: str | None = None, server: bool | None = None) -> list[str]:
+    """The registered engines that take `field`, or that are (or are not) servers."""
+    return [
+        name
+        for name in BACKENDS
+        if (field is None or field in BACKENDS[name].ENGINE_FIELDS)
+        and (server is None or BACKENDS[name].server == server)
+    ]
 
 
 def check_model(engine: EngineConfig) -> None:
     """Refuse, before anything is written, a local engine's model that cannot load: a missing folder, a
     Hub id that cannot be fetched, a tokenizer that does not load or has no chat template (without
     --raw-prompt). A server's model is a name it serves, not checked here."""
-    if engine.backend == "openai":
+    if BACKENDS.require(engine.backend).server:
         return
     from harness.backends.chat import ChatPrompt
 
@@ -109,47 +140,7 @@ def check_model(engine: EngineConfig) -> None:
 
 
 def make_backend(engine: EngineConfig):
-    """Start the engine `engine` describes (one engine: data parallelism is the caller's)."""
-    if engine.backend == "hf":
-        from harness.backends.hf import HFBackend
-
-        return HFBackend(
-            engine.model,
-            revision=engine.revision,
-            dtype=engine.dtype,
-            batch_size=engine.batch_size,
-            trust_remote_code=engine.trust_remote_code,
-            raw_prompt=engine.raw_prompt,
-            model_args=dict(engine.model_args),
-        )
-    if engine.backend == "vllm":
-        from harness.backends.vllm import VLLMBackend
-
-        return VLLMBackend(
-            engine.model,
-            revision=engine.revision,
-            dtype=engine.dtype,
-            tensor_parallel_size=engine.tensor_parallel_size,
-            max_model_len=engine.max_model_len,
-            gpu_memory_utilization=engine.gpu_memory_utilization,
-            enable_prefix_caching=engine.prefix_caching,
-            enforce_eager=engine.enforce_eager,
-            max_num_seqs=engine.max_num_seqs,
-            trust_remote_code=engine.trust_remote_code,
-            raw_prompt=engine.raw_prompt,
-            model_args=dict(engine.model_args),
-        )
-    from harness.backends.openai import OpenAIBackend
-
-    return OpenAIBackend(
-        engine.model,
-        engine.base_url,
-        api=engine.api,
-        revision=engine.revision,
-        concurrency=engine.concurrency,
-        timeout=engine.request_timeout,
-        max_retries=engine.max_retries,
-        server_wait=engine.server_wait,
-        trust_remote_code=engine.trust_remote_code,
-        raw_prompt=engine.raw_prompt,
-    )
+    """Start the engine `engine` describes (one engine: data parallelism is the caller's), given the
+    fields it declares."""
+    backend = BACKENDS.require(engine.backend)
+    return backend(engine.model, **{name: getattr(engine, name) for name in backend.ENGINE_FIELDS})

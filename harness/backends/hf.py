@@ -52,6 +52,15 @@ class SeededSampler:
 
 class HFBackend:
     name = "hf"
+    # EngineConfig's fields this engine takes, by their own names (make_backend passes them)
+    ENGINE_FIELDS = ("revision", "dtype", "batch_size", "trust_remote_code", "raw_prompt", "model_args")
+    SET_BY_ENGINE = frozenset({"pretrained_model_name_or_path"})  # keywords --model-arg may not give
+    server = False  # a model this process loads
+
+    @staticmethod
+    def gpus(engine, cluster_gpus: float) -> float:
+        """What one engine of it needs: a GPU where the cluster has any, else it runs on a CPU."""
+        return 1.0 if cluster_gpus else 0.0
 
     def __init__(
         self,
@@ -62,7 +71,7 @@ class HFBackend:
         batch_size: int | None = None,
         trust_remote_code: bool = False,
         raw_prompt: bool = False,
-        model_args: dict[str, Any] | None = None,
+        model_args: dict[str, Any] | tuple = (),
     ):
         import torch
         from transformers import AutoModelForCausalLM
@@ -74,6 +83,7 @@ class HFBackend:
         self.dtype = dtype
         self.chat = ChatPrompt(model, revision, trust_remote_code=trust_remote_code, raw=raw_prompt)
         self.tokenizer = self.chat.tokenizer
+        model_args = dict(model_args)
         self.options = chosen_options(trust_remote_code, raw_prompt, model_args)
         try:
             self.model = AutoModelForCausalLM.from_pretrained(
@@ -81,7 +91,7 @@ class HFBackend:
                 revision=revision,
                 dtype=getattr(torch, dtype),
                 trust_remote_code=trust_remote_code,
-                **(model_args or {}),
+                **model_args,
             )
         except Exception as e:
             raise load_error(model, e) from None

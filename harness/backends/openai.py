@@ -5,7 +5,7 @@ One HTTP request per sample, each with its own seed, so every server (including 
 is missing. At most `concurrency` requests are in flight. While the server is unavailable (refused
 or dropped connections; 429, 502, 503, 504) every request polls it about once a second (honouring
 Retry-After) until it has not answered for `server_wait` seconds; a request that fails otherwise (no
-reply within `timeout`; 408, 409, 425, 500; a 2xx that is not a JSON object) is retried `max_retries`
+reply within `request_timeout`; 408, 409, 425, 500; a 2xx that is not a JSON object) is retried `max_retries`
 times with exponential backoff. Other errors stop the run at once. Completions that finished before an error
 are still handed back, so no finished record is lost.
 """
@@ -40,6 +40,16 @@ class ServerError(HarnessError):
 
 class OpenAIBackend:
     name = "openai"
+    ENGINE_FIELDS = (
+        "base_url", "api", "revision", "concurrency", "request_timeout", "max_retries", "server_wait",
+        "trust_remote_code", "raw_prompt",
+    )  # fmt: skip
+    SET_BY_ENGINE = frozenset()
+    server = True  # a model a server at --base-url serves: no weights here, no --model-arg
+
+    @staticmethod
+    def gpus(engine, cluster_gpus: float) -> float:
+        return 0.0
 
     def __init__(
         self,
@@ -49,7 +59,7 @@ class OpenAIBackend:
         api: str = "chat",
         revision: str | None = None,
         concurrency: int = 32,
-        timeout: float = 600.0,
+        request_timeout: float = 600.0,
         max_retries: int = 5,
         server_wait: float = 300.0,
         backoff: float = 1.0,
@@ -69,7 +79,7 @@ class OpenAIBackend:
         self.client = httpx.Client(
             base_url=self.base_url,
             headers=headers,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
+            timeout=httpx.Timeout(request_timeout, connect=min(request_timeout, 30.0)),
             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
         )
         self.trust_remote_code, self.raw_prompt = trust_remote_code, raw_prompt

@@ -54,6 +54,19 @@ def sample_runs(requests: Sequence[Request]) -> list[list[Request]]:
 
 class VLLMBackend:
     name = "vllm"
+    ENGINE_FIELDS = (
+        "revision", "dtype", "tensor_parallel_size", "max_model_len", "gpu_memory_utilization",
+        "prefix_caching", "enforce_eager", "max_num_seqs", "trust_remote_code", "raw_prompt", "model_args",
+    )  # fmt: skip
+    SET_BY_ENGINE = frozenset(
+        {"tokenizer_revision", "enable_prefix_caching", "enable_chunked_prefill", "max_logprobs"}
+    )
+    server = False
+
+    @staticmethod
+    def gpus(engine, cluster_gpus: float) -> float:
+        """Its tensor x data parallel GPUs."""
+        return float(engine.tensor_parallel_size * engine.data_parallel_size)
 
     def __init__(
         self,
@@ -64,19 +77,20 @@ class VLLMBackend:
         tensor_parallel_size: int = 1,
         max_model_len: int | None = None,
         gpu_memory_utilization: float | None = None,
-        enable_prefix_caching: bool = True,
+        prefix_caching: bool = True,
         enforce_eager: bool = False,
         max_num_seqs: int | None = None,
         max_logprobs: int | None = None,  # -1: every token's (solve/check probes)
         trust_remote_code: bool = False,
         raw_prompt: bool = False,
-        model_args: dict[str, Any] | None = None,
+        model_args: dict[str, Any] | tuple = (),
     ):
         import torch
         from vllm import LLM
 
         self.model_name, self.revision = model, revision
         self.chat = ChatPrompt(model, revision, trust_remote_code=trust_remote_code, raw=raw_prompt)
+        model_args = dict(model_args)
         self.options = chosen_options(trust_remote_code, raw_prompt, model_args)
         on_gpu = torch.cuda.is_available()
         if gpu_memory_utilization is None:
@@ -90,7 +104,7 @@ class VLLMBackend:
                 tensor_parallel_size=tensor_parallel_size,
                 max_model_len=max_model_len,
                 gpu_memory_utilization=gpu_memory_utilization,
-                enable_prefix_caching=enable_prefix_caching,
+                enable_prefix_caching=prefix_caching,
                 enforce_eager=enforce_eager,
                 # On the CPU, a seeded request whose prefill is split across steps kills the engine
                 # ("CPU Generator does not use offset", vLLM 0.31): prefill prompts whole there.
@@ -98,7 +112,7 @@ class VLLMBackend:
                 **({"max_num_seqs": max_num_seqs} if max_num_seqs else {}),
                 **({"max_logprobs": max_logprobs} if max_logprobs is not None else {}),
                 trust_remote_code=trust_remote_code,
-                **(model_args or {}),
+                **model_args,
             )
         except Exception as e:
             raise load_error(model, e) from None
@@ -109,7 +123,7 @@ class VLLMBackend:
             "data_parallel_size": 1,  # the sharded run records its own count
             "max_model_len": config.max_model_len,
             "gpu_memory_utilization": gpu_memory_utilization,
-            "enable_prefix_caching": enable_prefix_caching,
+            "enable_prefix_caching": prefix_caching,
             "enforce_eager": enforce_eager,
             "max_num_seqs": self.llm.llm_engine.vllm_config.scheduler_config.max_num_seqs,
         }

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness import HarnessError
-from harness.backends import EngineConfig
+from harness.backends import BACKENDS, EngineConfig
 from harness.config import EvalConfig
 from harness.core.progress import console
 from harness.runs.evaluate import default_out
@@ -30,13 +30,9 @@ def shard_folders(out: Path, count: int) -> list[Path]:
 
 
 def gpus_per_shard(engine: EngineConfig, cluster_gpus: float) -> float:
-    """What one shard's engine needs: vLLM its tensor x data parallel GPUs; transformers one GPU where the
-    cluster has any (else it runs on a CPU); a served endpoint none."""
-    if engine.backend == "vllm":
-        return float(engine.tensor_parallel_size * engine.data_parallel_size)
-    if engine.backend == "hf":
-        return 1.0 if cluster_gpus else 0.0
-    return 0.0
+    """What one shard's engine needs, as the engine declares it: vLLM its tensor x data parallel GPUs;
+    transformers one GPU where the cluster has any (else it runs on a CPU); a served endpoint none."""
+    return BACKENDS.require(engine.backend).gpus(engine, cluster_gpus)
 
 
 def evaluate_shard(cfg: EvalConfig) -> str:

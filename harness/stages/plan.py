@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from benchmarks import get_benchmark
 from harness import HarnessError
+from harness.backends import BACKENDS
 from harness.backends.chat import chosen_options
 from harness.config import EvalConfig, SamplingOverrides, ScoringConfig, parse_shard
 from harness.core.progress import console
@@ -146,7 +147,8 @@ def plan(cfg: EvalConfig) -> Plan:
         "revision": cfg.engine.revision,
         "backend": cfg.engine.backend,
         "dtype": cfg.engine.dtype,
-        **({"api": cfg.engine.api} if cfg.engine.backend == "openai" else {}),  # one endpoint per run
+        # the endpoint a server's engine asks (one per run)
+        **({"api": cfg.engine.api} if "api" in BACKENDS.require(cfg.engine.backend).ENGINE_FIELDS else {}),
         # --trust-remote-code, --raw-prompt and --model-arg, only when used (older hashes hold)
         **chosen_options(cfg.engine.trust_remote_code, cfg.engine.raw_prompt, dict(cfg.engine.model_args)),
         "seed": cfg.seed,
