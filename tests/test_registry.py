@@ -2,6 +2,7 @@
 names read without importing anything, and a name two packages register differently refused, so that
 installing a package can never quietly replace another's method or benchmark."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,9 @@ def test_the_projects_own_methods_and_benchmarks_are_registered_once():
     assert {"aime24", "aime25", "math500", "livecodebench", "cruxeval_o_cot", "2wikimqa"} <= set(benchmarks)
     assert len(benchmarks) == 23 and list(benchmarks) == sorted(benchmarks)
     scorers = registered("harness.scorers", "scorer")
-    assert {n: p.value for n, p in scorers.items()} == {"azr_deduction": f"{AZR}:scorer"}
+    built_in = {n: f"harness.scoring:{n.upper()}" for n in ("math", "code", "integer", "choice", "cem")}
+    built_in |= {"numeric": "harness.scoring:NUMERIC", "judge": "harness.scoring:JUDGE"}
+    assert {n: p.value for n, p in scorers.items()} == {**built_in, "azr_deduction": f"{AZR}:scorer"}
 
 
 def test_a_registered_scorer_is_a_kind_or_a_callable_under_a_new_name():
@@ -116,27 +119,33 @@ def test_a_registered_scorer_is_a_kind_or_a_callable_under_a_new_name():
     assert _factory("mine", factory) == Kind(factory, timed=True)  # a bare factory may run timed code
     declared = Kind(factory, exact_golds=True)
     assert _factory("mine", declared) is declared
-    for name, loaded in (("math", factory), ("mine", "not callable")):
-        with pytest.raises(HarnessError, match=f"scorer '{name}' is registered as"):
+    for name, loaded in (("mine+judge", factory), ("mine", "not callable")):
+        with pytest.raises(HarnessError, match=re.escape(f"scorer '{name}' is registered as")):
             _factory(name, loaded)
 
 
 def test_scorer_properties_are_declared_with_the_scorer_not_read_from_its_name():
-    from harness.scoring import NAMES, exact_golds, judged, kind, timeless
+    from harness.scoring import exact_golds, judged, kind, names, timeless
 
-    assert [n for n in NAMES if judged(n)] == [
+    assert names() == (
+        "azr_deduction", "cem", "choice", "code", "integer", "judge", "math", "numeric",
+        "cem+judge", "choice+judge", "math+judge", "numeric+judge",
+    )  # fmt: skip
+    assert [n for n in names() if judged(n)] == [
         "judge",
-        "choice+judge",
         "cem+judge",
-        "numeric+judge",
+        "choice+judge",
         "math+judge",
+        "numeric+judge",
     ]
-    assert [n for n in NAMES if not timeless(n)] == ["code", *[n for n in NAMES if judged(n)]]
-    assert [n for n in NAMES if exact_golds(n)] == [
-        "math", "integer", "choice", "numeric", "choice+judge", "numeric+judge", "math+judge"
+    assert [n for n in names() if not timeless(n)] == ["azr_deduction", "code", "judge", *names()[8:]]
+    assert [n for n in names() if exact_golds(n)] == [
+        "azr_deduction", "choice", "integer", "math", "numeric", "choice+judge", "math+judge", "numeric+judge"
     ]  # fmt: skip
-    assert [n for n in NAMES if kind(n).reads_question] == ["math"]
-    assert [n for n in NAMES if kind(n).math_text] == ["math", "integer", "math+judge"]
+    assert [n for n in names() if kind(n).reads_question] == ["math"]
+    assert [n for n in names() if kind(n).math_text] == ["integer", "math", "math+judge"]
+    assert [n for n in names() if kind(n).judge_given] == ["cem", "numeric"]
+    assert kind("integer+judge").build is None and kind("code+judge").build is None
     assert timeless("lm-eval:gsm8k") and not exact_golds("lm-eval:gsm8k") and kind("azr_deduction").timed
 
 

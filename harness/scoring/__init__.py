@@ -5,8 +5,10 @@ Rule scorers: math, code, choice, cem, numeric, integer; `lm-eval:TASK` scores w
 filters and process_results. `judge` is an LLM judge alone; `cem+judge`, `numeric+judge`,
 `choice+judge` and `math+judge` are max(rule, judge) (cascade.py). `previous` (the details of each
 sample's earlier score) lets a scorer reuse work already done, such as judge verdicts; the others
-ignore it. Any installed package can add a scorer under the `harness.scorers` entry point: a callable
-that takes `Options` and returns the scorer (the AZR method's held-out deduction scorer is one).
+ignore it. Every scorer is registered under the `harness.scorers` entry point, the built-in ones in this
+project's pyproject.toml and any installed package's the same way: a `Kind` (its factory, which takes
+`Options`, and what its verdicts depend on), or a bare factory (the AZR method's held-out deduction
+scorer is one).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from harness.scoring.math import MathScorer
 from harness.scoring.numeric import DEFAULT_RTOL, NumericScorer
 
 __all__ = [
-    "NAMES",
     "SCORERS",
     "JudgeConfig",
     "JudgeScorer",
@@ -42,6 +43,7 @@ __all__ = [
     "get_scorer",
     "judged",
     "kind",
+    "names",
     "timeless",
 ]
 
@@ -80,57 +82,67 @@ class Kind:
     timed: bool = False  # runs timed programs: a verdict may depend on how busy the machine is
     reads_question: bool = False  # reads each item's question with its gold (run.json `questions`)
     math_text: bool = False  # its benchmarks' problems and answers are LaTeX math text
+    # NAME+judge, max(this, judge), exists with this cascade (cascade.py); None: no such scorer
+    judge_after: type | None = None
+    judge_given: bool = False  # a free-text rule: with --judge-model, its benchmarks score NAME+judge
 
 
-RULES: dict[str, Kind] = {
-    "choice": Kind(lambda o: ChoiceScorer(), exact_golds=True),
-    "cem": Kind(lambda o: CEMScorer()),
-    "numeric": Kind(lambda o: NumericScorer(o.rtol), exact_golds=True),
-}
-
-
-def _then_judge(kind: Kind) -> Kind:
-    """max(rule, judge): the rule's golds, judged (the rule inside is given no questions)."""
-    then = RuleThenJudge if kind in RULES.values() else ScorerThenJudge
-    build = kind.build
-    return replace(kind, build=lambda o: then(build(o), o.judge_scorer()), judged=True, reads_question=False)
-
-
+# the built-in scorers, registered by name in pyproject.toml's `harness.scorers` entry points
 MATH = Kind(
     lambda o: MathScorer(**o.pool(), persistent=o.persistent, measured=o.measured),
     exact_golds=True,
     reads_question=True,
     math_text=True,
+    judge_after=ScorerThenJudge,
 )
-SCORERS: dict[str, Kind] = {
-    "math": MATH,
-    "code": Kind(lambda o: CodeScorer(**o.pool()), timed=True),
-    "integer": Kind(lambda o: IntegerScorer(), exact_golds=True, math_text=True),
-    **RULES,
-    "judge": Kind(Options.judge_scorer, judged=True),
-    **{f"{rule}+judge": _then_judge(kind) for rule, kind in RULES.items()},
-    "math+judge": _then_judge(MATH),
-}
-NAMES = tuple(SCORERS)  # and lm-eval:TASK for any lm-eval generate_until task
+CODE = Kind(lambda o: CodeScorer(**o.pool()), timed=True)
+INTEGER = Kind(lambda o: IntegerScorer(), exact_golds=True, math_text=True)
+CHOICE = Kind(lambda o: ChoiceScorer(), exact_golds=True, judge_after=RuleThenJudge)
+CEM = Kind(lambda o: CEMScorer(), judge_after=RuleThenJudge, judge_given=True)
+NUMERIC = Kind(lambda o: NumericScorer(o.rtol), exact_golds=True, judge_after=RuleThenJudge, judge_given=True)
+JUDGE = Kind(Options.judge_scorer, judged=True)
+THEN_JUDGE = "+judge"
 LM_EVAL_KIND = Kind(None)  # an lm-eval task's own filters and process_results: no judge, no timed code
 
 
 def _factory(name: str, loaded: Any) -> Kind:
     """A registered object as a scorer: a `Kind`, or a bare factory (of `Options`), which is taken to run
-    timed code; never shadowing a built-in name."""
-    if name in SCORERS or not (isinstance(loaded, Kind) or callable(loaded)):
+    timed code. NAME+judge names are made from NAME's `judge_after`, never registered."""
+    if name.endswith(THEN_JUDGE) or not (isinstance(loaded, Kind) or callable(loaded)):
         raise HarnessError(f"scorer {name!r} is registered as {loaded!r}, not a new scorer factory")
     return loaded if isinstance(loaded, Kind) else Kind(loaded, timed=True)
 
 
-REGISTERED: Registry[Kind] = Registry("harness.scorers", "scorer", _factory)
+SCORERS: Registry[Kind] = Registry("harness.scorers", "scorer", _factory)
+
+
+def names() -> tuple[str, ...]:
+    """Every scorer's name: the registered ones, then NAME+judge for each a judge may follow (and any
+    lm-eval:TASK for an lm-eval generate_until task)."""
+    return (*SCORERS, *(f"{name}{THEN_JUDGE}" for name in SCORERS if SCORERS[name].judge_after))
 
 
 def kind(name: str) -> Kind:
     """What the named scorer is (an unknown name: a scorer with none of the properties)."""
     if name.startswith(LM_EVAL):
         return LM_EVAL_KIND
-    return SCORERS.get(name) or (REGISTERED[name] if name in REGISTERED else Kind(None))
+    rule = name.removesuffix(THEN_JUDGE)
+    if rule not in SCORERS:
+        return Kind(None)
+    found = SCORERS[rule]
+    if rule == name:
+        return found
+    if found.judge_after is None:
+        return Kind(None)
+    build, then = found.build, found.judge_after
+    return replace(
+        found,
+        build=lambda o: then(build(o), o.judge_scorer()),
+        judged=True,
+        reads_question=False,  # the rule inside is given no questions
+        judge_after=None,
+        judge_given=False,
+    )
 
 
 def judged(name: str) -> bool:
@@ -167,7 +179,7 @@ def get_scorer(
         return LMEvalScorer(name.removeprefix(LM_EVAL), lm_eval_include_path)
     build = kind(name).build
     if build is None:
-        raise HarnessError(f"unknown scorer {name!r}; available: {', '.join((*NAMES, *REGISTERED))}")
+        raise HarnessError(f"unknown scorer {name!r}; available: {', '.join(names())}")
     return build(Options(name, timeout, workers, rtol, judge, persistent, measured))
 
 

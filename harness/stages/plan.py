@@ -18,7 +18,7 @@ from harness.core.runinfo import machine, packages, stable_hash
 from harness.core.settings import check
 from harness.core.types import Item, Request, Sampling, messages_for
 from harness.papers import Preset, get_preset
-from harness.scoring import judged, kind
+from harness.scoring import THEN_JUDGE, judged, kind
 from harness.scoring.judge import JudgeConfig
 
 
@@ -51,13 +51,11 @@ class Plan:
     run_info: dict[str, Any]
 
 
-JUDGED_RULES = ("cem", "numeric")
-
-
 def scorer_name(bench, judge: JudgeConfig | None) -> str:
-    """The benchmark's scorer; free-text rules (cem, numeric) become max(rule, judge) with a judge."""
-    if judge is not None and bench.scorer in JUDGED_RULES:
-        return f"{bench.scorer}+judge"
+    """The benchmark's scorer; free-text rules (cem, numeric: `Kind.judge_given`) become max(rule, judge)
+    with a judge."""
+    if judge is not None and kind(bench.scorer).judge_given:
+        return f"{bench.scorer}{THEN_JUDGE}"
     return bench.scorer
 
 

@@ -208,17 +208,17 @@ def test_every_scorer_follows_the_scorer_protocol():
     import inspect
 
     from harness.backends import EngineConfig
-    from harness.scoring import NAMES, JudgeConfig, Scorer
+    from harness.scoring import JudgeConfig, Scorer, names
     from harness.scoring.lmeval import LMEvalScorer
 
     judge = JudgeConfig(EngineConfig("m", backend="openai", base_url="http://127.0.0.1:1/v1"))
-    scorers = [get_scorer(name, judge=judge) for name in NAMES]
+    scorers = [get_scorer(name, judge=judge) for name in names()]
     expected = inspect.signature(Scorer.score)
     for scorer in [*scorers, LMEvalScorer("some_task")]:  # (its version would load the task)
         assert inspect.signature(type(scorer).score) == expected, scorer.name
-    assert [s.name for s in scorers] == list(NAMES)
+    assert [s.name for s in scorers] == list(names())
     for scorer in scorers:
         scorer.close()
     assert all(isinstance(s.version, str) for s in scorers)
-    cascade = scorers[NAMES.index("cem+judge")]
+    cascade = scorers[names().index("cem+judge")]
     assert cascade.version == f"max({get_scorer('cem').version},{get_scorer('judge', judge=judge).version})"
