@@ -1,8 +1,9 @@
 """MkDocs hook: a method page's `<!-- options: NAME -->` line becomes the table of every field of that
-method's options dataclass (`options_class` in trainers/methods/NAME/options.py): its default, its bounds
-or allowed values and its help, as `setting(default, "help", ...)` declares them. The module is imported;
-it needs no torch, so the docs build runs without the training dependencies. A new option appears in
-the docs when it appears in the code."""
+method's options dataclass (`options_class` in trainers/methods/NAME/options.py), and `<!-- options:
+train -->` the table of the training config's top-level keys (`TrainConfig` in trainers/config.py): each
+field's default, its bounds or allowed values and its help, as `setting(default, "help", ...)` declares
+them. The modules are imported; they need no torch, so the docs build runs without the training
+dependencies. A new option appears in the docs when it appears in the code."""
 
 from __future__ import annotations
 
@@ -18,11 +19,20 @@ MARKER = re.compile(r"^<!-- options: (\w+) -->$", re.MULTILINE)
 BOUNDS = {"at least": "≥", "greater than": ">", "at most": "≤"}  # harness.core.settings' bound names
 
 
+TRAIN = "train"  # the marker's name for the training config's own keys
+
+
 def options_class(method: str) -> type:
-    """The `MethodOptions` dataclass that trainers/methods/METHOD/options.py declares."""
+    """The `MethodOptions` dataclass that trainers/methods/METHOD/options.py declares (for `train`, the
+    training config, `TrainConfig`)."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
     from trainers.method import MethodOptions
+
+    if method == TRAIN:
+        from trainers.config import TrainConfig
+
+        return TrainConfig
 
     module = importlib.import_module(f"trainers.methods.{method}.options")
     declared = [v for v in vars(module).values() if isinstance(v, type) and v.__module__ == module.__name__]
@@ -51,8 +61,8 @@ def rows(method: str) -> list[dict[str, Any]]:
     cls = options_class(method)
     found = []
     for field in dataclasses.fields(cls):
-        if field.name in cls.choices:
-            allowed = ", ".join(f"`{c}`" for c in cls.choices[field.name])
+        if field.metadata.get("choices"):
+            allowed = ", ".join(f"`{c}`" for c in field.metadata["choices"])
         else:
             bounds = field.metadata.get("bounds", {})
             allowed = ", ".join(f"{BOUNDS[kind]} {shown(bound)}" for kind, bound in bounds.items())
@@ -68,10 +78,19 @@ def rows(method: str) -> list[dict[str, Any]]:
 
 
 def table(method: str) -> str:
-    path = Path("trainers") / "methods" / method / "options.py"
+    if method == TRAIN:
+        intro = (
+            "Every top-level key of a training config (or `--set KEY=VALUE`; most are flags too), read "
+            "from `trainers/config.py`:"
+        )
+    else:
+        path = Path("trainers") / "methods" / method / "options.py"
+        intro = (
+            f"Every option of `{method}` (`options:` in the config, or `--set options.KEY=VALUE`), read "
+            f"from `{path}`:"
+        )
     out = [
-        f"Every option of `{method}` (`options:` in the config, or `--set options.KEY=VALUE`), read from "
-        f"`{path}`:",
+        intro,
         "",
         "| option | default | values | meaning |",
         "|---|---|---|---|",

@@ -336,10 +336,33 @@ def test_each_method_page_has_the_table_of_every_option_with_its_default(method)
             assert float(row["default"]) == pytest.approx(value, rel=1e-5), name
         else:
             assert ast.literal_eval(row["default"]) == value, name
-        if name in options.choices:
-            assert row["allowed"] == ", ".join(f"`{c}`" for c in options.choices[name])
+        allowed = {f.name: f.metadata["choices"] for f in dataclasses.fields(options)}[name]
+        if allowed:
+            assert row["allowed"] == ", ".join(f"`{c}`" for c in allowed)
     rendered = hook.on_page_markdown(page)
     assert "<!-- options:" not in rendered and f"| `{next(iter(rows))}` |" in rendered
+
+
+def test_the_training_page_has_the_table_of_every_config_key_with_its_default_and_choices():
+    import dataclasses
+
+    from trainers.config import LOSS_TYPES, TrainConfig
+
+    spec = importlib.util.spec_from_file_location("mkdocs_options", REPO / "scripts" / "mkdocs_options.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = (REPO / "docs" / "training" / "index.md").read_text()
+    assert "<!-- options: train -->" in page
+    rows = {row["name"]: row for row in hook.rows("train")}
+    assert list(rows) == [f.name for f in dataclasses.fields(TrainConfig)]
+    assert all(row["meaning"] for row in rows.values()), [n for n, r in rows.items() if not r["meaning"]]
+    assert rows["loss_type"]["allowed"] == ", ".join(f"`{c}`" for c in LOSS_TYPES)
+    assert (
+        rows["max_completion_length"]["default"] == "1024"
+        and rows["max_completion_length"]["allowed"] == "≥ 1"
+    )
+    rendered = hook.on_page_markdown(page)
+    assert "<!-- options:" not in rendered and "| `loss_type` | `'grpo'` |" in rendered
 
 
 # Flags of other programs that the pages mention inline: ruff, pip, mkdocs, bubblewrap, vllm serve,

@@ -85,8 +85,10 @@ class TrainConfig:
     top_p: float = setting(1.0, "Nucleus sampling of the rollouts.", exclusive_minimum=0, maximum=1)
     max_completion_length: int = setting(1024, "Most tokens a completion may have.", minimum=1)
     beta: float = setting(0.0, "KL weight to the initial policy; 0 loads no reference model.", minimum=0)
-    loss_type: str = setting("grpo", "TRL's: grpo (per-sequence mean, the paper), dapo, dr_grpo, bnpo, ...")
-    scale_rewards: str = setting("group", "group, batch or none (Dr. GRPO).")
+    loss_type: str = setting(
+        "grpo", "TRL's: grpo (per-sequence mean, the paper), dapo, dr_grpo, bnpo, ...", choices=LOSS_TYPES
+    )
+    scale_rewards: str = setting("group", "group, batch or none (Dr. GRPO).", choices=SCALE_REWARDS)
     save_steps: int = setting(50, "Save OUT/checkpoint-N every N steps.", minimum=1)
     logging_steps: int = setting(1, "Log metrics.jsonl every N steps.", minimum=1)
     # K a multiple of save_steps
@@ -106,7 +108,9 @@ class TrainConfig:
         ("tensorboard",), "Where metrics go besides metrics.jsonl; add wandb."
     )
     cpu_memory: str = setting(
-        "bounded", 'Off the GPU: "bounded" log-prob tiles and malloc (trainers/memory.py), or "stock".'
+        "bounded",
+        'Off the GPU: "bounded" log-prob tiles and malloc (trainers/memory.py), or "stock".',
+        choices=CPU_MEMORY_MODES,
     )
     trl: dict[str, Any] = setting({}, "Any other trl.GRPOConfig field, passed through unchanged.")
     options: dict[str, Any] = setting({}, "The method's own settings (SPELL's m, L, ...).")
@@ -124,11 +128,6 @@ class TrainConfig:
             if problem:
                 raise HarnessError(f"{name} must be {problem}, got {value!r}"[:300])
         check(type(self), vars(self), name=str)  # named as in the config file and --set
-        for name, allowed in (
-            ("loss_type", LOSS_TYPES), ("scale_rewards", SCALE_REWARDS), ("cpu_memory", CPU_MEMORY_MODES)
-        ):  # fmt: skip
-            if getattr(self, name) not in allowed:
-                raise HarnessError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         clash = OWNED_TRL_FIELDS & set(self.trl)
         if clash:
             raise HarnessError(f"set {sorted(clash)} as top-level keys, not under `trl:`")

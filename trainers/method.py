@@ -169,18 +169,13 @@ class Method:
 
 
 class MethodOptions:
-    """Base of a method's `options:` dataclass: bounds (`setting`) and `choices` checked on creation,
+    """Base of a method's `options:` dataclass: bounds and choices (`setting`) checked on creation,
     unknown keys refused by `from_mapping` with the valid ones named."""
 
     method: ClassVar[str] = ""  # the method's name in messages
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {}  # option -> its allowed values
 
     def __post_init__(self) -> None:
         check(type(self), vars(self), name=lambda f: f"options.{f}")
-        for name, allowed in self.choices.items():
-            value = getattr(self, name)
-            if value not in allowed:
-                raise HarnessError(f"options.{name} must be one of {', '.join(allowed)}, got {value!r}")
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any]):

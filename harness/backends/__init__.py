@@ -48,7 +48,7 @@ class EngineConfig:
     prefix_caching: bool = setting(True, "vLLM prefix caching.")
     enforce_eager: bool = setting(False, "vLLM without graph compilation: faster start, slower decoding.")
     max_num_seqs: int | None = setting(None, "vLLM: sequences decoded at once.", minimum=1)
-    api: str = setting("chat", "openai endpoint: chat or completions.")
+    api: str = setting("chat", "openai endpoint: chat or completions.", choices=("chat", "completions"))
     concurrency: int = setting(32, "openai: requests in flight.", minimum=1)
     max_retries: int = setting(
         5,

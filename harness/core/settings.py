@@ -27,13 +27,14 @@ def setting(
     exclusive_minimum: float | None = None,
     maximum: float | None = None,
     also: tuple[Any, ...] = (),
+    choices: tuple[Any, ...] = (),
 ) -> Any:
     """A dataclass field with its command-line help (`cli=False` keeps it off the command line) and
-    its bounds: `minimum <= value`, `exclusive_minimum < value`, `value <= maximum`, or one of `also`.
-    An empty mapping as the default gives each instance its own."""
+    its bounds: `minimum <= value`, `exclusive_minimum < value`, `value <= maximum`, or one of `also`;
+    or, with `choices`, its allowed values. An empty mapping as the default gives each instance its own."""
     limits = {"at least": minimum, "greater than": exclusive_minimum, "at most": maximum}
     bounds = {k: v for k, v in limits.items() if v is not None}
-    metadata = {"help": help, "cli": cli, "bounds": bounds, "also": also}
+    metadata = {"help": help, "cli": cli, "bounds": bounds, "also": also, "choices": tuple(choices)}
     if isinstance(default, dict):
         if default:
             raise TypeError("a setting's mapping default must be empty")
@@ -54,9 +55,12 @@ def option_name(name: str) -> str:
 
 
 def check(config: type, values: dict[str, Any], name: Callable[[str], str] = option_name) -> None:
-    """Refuse the first value outside its field's declared bounds, naming it with `name(field)`."""
+    """Refuse the first value outside its field's declared bounds or choices, naming it `name(field)`."""
     for f in fields(config):
         value = values.get(f.name)
+        allowed = f.metadata.get("choices")
+        if allowed and value not in allowed:
+            raise HarnessError(f"{name(f.name)} must be one of {', '.join(map(str, allowed))}, got {value!r}")
         if value is None or not f.metadata.get("bounds") or value in f.metadata["also"]:
             continue
         problem = _problem(value, f.metadata["bounds"], _integral(config, f.name))

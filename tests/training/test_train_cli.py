@@ -248,3 +248,9 @@ def test_the_trl_fields_the_trainer_owns_are_the_ones_trl_may_not_set(method):
 
     config = load_config(None, {"method": method, "model": "m", "dataset": "aime24", "out": "o"})
     assert set(owned_trl_settings(config)) == OWNED_TRL_FIELDS
+    # and each is a field of the installed TRL's GRPOConfig, which builds them (a renamed one would fail)
+    import dataclasses
+
+    from trl import GRPOConfig
+
+    assert OWNED_TRL_FIELDS <= {f.name for f in dataclasses.fields(GRPOConfig)}

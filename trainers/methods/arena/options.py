@@ -9,7 +9,7 @@ from typing import ClassVar
 from harness import HarnessError
 from harness.core.settings import setting
 from trainers.method import MethodOptions
-from trainers.methods.arena import tournament
+from trainers.methods.arena.tournament import ARRIVALS, TIE_RULES
 
 ROUTES = ("zero_variance", "all", "none")
 TOURNAMENTS = ("live", "round_robin", "pointwise")
@@ -22,25 +22,28 @@ class ArenaOptions(MethodOptions):
     """Reasoning Arena's own settings (`options:` in the config); defaults are Arena-Live's (App. B)."""
 
     method: ClassVar[str] = "Reasoning Arena"
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {
-        "route": ROUTES,
-        "tournament": TOURNAMENTS,
-        "rating": RATINGS,
-        "arrival": tournament.ARRIVALS,
-        "ties": tournament.TIE_RULES,
-        "normalise": NORMALISERS,
-    }
-
-    route: str = setting("zero_variance", "which groups the judge re-scores (Eq. 5)")
-    tournament: str = setting("live", "live (§4), round_robin (Eq. 8), pointwise (§5)")
-    rating: str = setting("auto", "auto: bt for live (Eqs. 9-10), winrate for round robin (Eq. 8)")
+    route: str = setting("zero_variance", "which groups the judge re-scores (Eq. 5)", choices=ROUTES)
+    tournament: str = setting("live", "live (§4), round_robin (Eq. 8), pointwise (§5)", choices=TOURNAMENTS)
+    rating: str = setting(
+        "auto", "auto: bt for live (Eqs. 9-10), winrate for round robin (Eq. 8)", choices=RATINGS
+    )
     gamma: float = setting(1.0, "soft margin, Eq. 7 (not stated)", exclusive_minimum=0.5, maximum=1.0)
     anchors: int = setting(3, "best, worst, median (§4)", minimum=1, maximum=3)
-    arrival: str = setting("length", "the live schedule's arrival order (our choice): shortest first")
-    ties: str = setting("wins", "leaderboard ties: (win-rate, wins, arrival) or (win-rate, arrival)")
+    arrival: str = setting(
+        "length",
+        "the live schedule's arrival order (our choice): shortest first",
+        choices=ARRIVALS,
+    )
+    ties: str = setting(
+        "wins",
+        "leaderboard ties: (win-rate, wins, arrival) or (win-rate, arrival)",
+        choices=TIE_RULES,
+    )
     l2: float = setting(0.5, "the coefficient of ||beta||^2 in Eq. 10", minimum=0)
     eps: float = setting(1e-06, "Eq. 2's epsilon (not stated)", exclusive_minimum=0)
-    normalise: str = setting("group", "Eq. 1's 1/sum_i |y_i| per group; \"batch\": TRL's global token mean")
+    normalise: str = setting(
+        "group", "Eq. 1's 1/sum_i |y_i| per group; \"batch\": TRL's global token mean", choices=NORMALISERS
+    )
     refill: bool = setting(False, "discard groups with no verifier variance and generate more (RLVR, DAPO)")
     max_refill_rounds: int = setting(
         4, "with refill: sampling rounds to replace the groups dropped", minimum=1

@@ -23,32 +23,31 @@ class AzrOptions(MethodOptions):
     """Absolute Zero's own settings (`options:` in the config); defaults are the paper's (Table 3)."""
 
     method: ClassVar[str] = "Absolute Zero"
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {
-        "template": ("r1", "chat"),
-        "reward_rule": RULES,
-        "advantages": ("sequence", "token"),
-        "solver_batch": STRATEGIES,
-        "distance": DISTANCE_METHODS,
-    }
-
     references: int = setting(6, "K", minimum=0)
     mc_samples: int = setting(N_SAMPLES, "n, rollouts estimating a task's accuracy", minimum=1)
     num_inputs: int = setting(prompts.NUM_INPUTS, "N, induction (half shown)", minimum=2)
     max_programs: int = setting(MAX_PROGRAMS, "buffer cap", minimum=1)
     template: str = setting(
-        "r1", 'the raw R1 string with `<think>` prefilled (base models); "chat": a chat template'
+        "r1",
+        'the raw R1 string with `<think>` prefilled (base models); "chat": a chat template',
+        choices=("r1", "chat"),
     )
     reward_rule: str = setting(
         "paper",
         "paper: -1 unparsable or invalid, else the learnability (0 at mean 0 or 1); "
         '"code": -1 for any proposal without a valid task and -0.5 for a valid one at mean 0 or 1 '
         '(Eq. 6, rewards.py); "constant": a control without learnability, 0.5 for every valid proposal',
+        choices=RULES,
     )
     advantages: str = setting(
-        "sequence", 'TRR++ statistics per slice (paper); "token": veRL\'s token-weighted'
+        "sequence",
+        'TRR++ statistics per slice (paper); "token": veRL\'s token-weighted',
+        choices=("sequence", "token"),
     )
     solver_lag: int = setting(0, "1: solve last step's proposals (the code)", minimum=0, maximum=1)
-    solver_batch: str = setting("paper", 'fill-up rule; "max_new": the code\'s pred_data_mix_strategy')
+    solver_batch: str = setting(
+        "paper", 'fill-up rule; "max_new": the code\'s pred_data_mix_strategy', choices=STRATEGIES
+    )
     reject_multiple_functions: bool = setting(True, "the code's default for the Qwen runs")
     accept_none: bool = setting(False, "True: a program returning None is a task, as the code allows")
     timeout: float = setting(LIMITS.wall, "seconds per sandboxed run", exclusive_minimum=0)
@@ -58,5 +57,7 @@ class AzrOptions(MethodOptions):
     solve_max_tokens: int | None = setting(
         None, "the solver's token budget; default: max_completion_length", minimum=1
     )
-    distance: str = setting("tree", 'AST edit distance: APTED; "difflib": the code\'s cheap version')
+    distance: str = setting(
+        "tree", 'AST edit distance: APTED; "difflib": the code\'s cheap version', choices=DISTANCE_METHODS
+    )
     logged_rollouts: int = setting(12, "per step in OUT/samples.jsonl (flagged ones always)", minimum=0)

@@ -21,21 +21,21 @@ class SpaeOptions(MethodOptions):
     """SPAE's own settings (`options:` in the config); the defaults are the paper's (§3.3, App. D.3)."""
 
     method: ClassVar[str] = "SPAE"
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {
-        "advantage": ADVANTAGES,
-        "penalty": PENALTY_FORMS,
-        "shaping_mean": SHAPING_MEANS,
-    }
-
-    advantage: str = setting("spae", "spae (Eq. 11-17), or the baselines rfb and dapo (§4.1)")
+    advantage: str = setting(
+        "spae", "spae (Eq. 11-17), or the baselines rfb and dapo (§4.1)", choices=ADVANTAGES
+    )
     alpha: float = setting(0.5, "the saturation penalty's depth (Eq. 13)", minimum=0, maximum=1)
     xi: float = setting(0.5, "the shaping strength (Eq. 11)", minimum=0)
     tau_sat: float = setting(0.9, "saturation: Phi > tau_sat (Eq. 9, 12)", minimum=-1, maximum=1)
     penalty: str = setting(
-        "exp", "f = 1 - alpha (1 - e^-C) (§3.3, the default); slow_fast: the prose's shape"
+        "exp",
+        "f = 1 - alpha (1 - e^-C) (§3.3, the default); slow_fast: the prose's shape",
+        choices=PENALTY_FORMS,
     )
     kappa: float = setting(2.0, "slow_fast's scale", exclusive_minimum=0)
-    shaping_mean: str = setting("steps", "E_B in Eq. 15 over steps, or tokens (not given)")
+    shaping_mean: str = setting(
+        "steps", "E_B in Eq. 15 over steps, or tokens (not given)", choices=SHAPING_MEANS
+    )
     penalty_on_positive_only: bool = setting(False, "Eq. 13's sign question, as an ablation")
     probes: bool | None = setting(
         None, "default: on for spae; on for a baseline logs its Phi, check share, R2W"

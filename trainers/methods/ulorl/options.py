@@ -20,19 +20,19 @@ class UloRLOptions(MethodOptions):
     """UloRL's own settings (`options:` in the config); the defaults are the paper's (§4.1)."""
 
     method: ClassVar[str] = "UloRL"
-    choices: ClassVar[dict[str, tuple[str, ...]]] = {
-        "importance_sampling": IMPORTANCE_SAMPLING,
-        "mpt_masking": MPT_MASKING,
-        "entropy_scope": ENTROPY_SCOPES,
-    }
-
     segments: int = setting(8, "S: each step decodes at most max_completion_length / S tokens", minimum=1)
     groups_in_flight: int | None = setting(None, "default: the groups one step trains", minimum=1)
-    importance_sampling: str = setting("pois", "pois (the paper's), sais, tois (one segment)")
-    mpt_masking: str = setting("dynamic", "dynamic (DMMPT, Eq. 10), static (always, an ablation), none")
+    importance_sampling: str = setting(
+        "pois", "pois (the paper's), sais, tois (one segment)", choices=IMPORTANCE_SAMPLING
+    )
+    mpt_masking: str = setting(
+        "dynamic", "dynamic (DMMPT, Eq. 10), static (always, an ablation), none", choices=MPT_MASKING
+    )
     tau: float = setting(0.99, "a mastered token's probability", minimum=0, maximum=1)
     sigma: float = setting(0.2, "the target entropy under which DMMPT masks", minimum=0)
-    entropy_scope: str = setting("sample", "Eq. 10's per-sample H_i, or the batch's mean (our reading)")
+    entropy_scope: str = setting(
+        "sample", "Eq. 10's per-sample H_i, or the batch's mean (our reading)", choices=ENTROPY_SCOPES
+    )
     dynamic_sampling: bool = setting(True, "drop complete groups whose rewards are all equal (DAPO)")
     logged_groups: int = setting(2, "released groups per step in OUT/samples.jsonl", minimum=0)
 
