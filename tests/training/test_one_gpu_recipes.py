@@ -8,10 +8,11 @@ import pytest
 from test_train_cli import REPO
 
 from trainers.config import load_config
+from trainers.methods import METHODS as REGISTERED
 from trainers.preflight import gpu_settings
 from trainers.run import describe
 
-METHODS = ("grpo", "spell", "azr", "arena", "ulorl", "spae")  # each has a page in docs/methods/
+METHODS = tuple(REGISTERED)  # each registered method has its recipe and a page in docs/methods/
 GPU_MEMORY_GB = 80
 VOCABULARY = 151_936  # Qwen2.5's and Qwen3's
 DATA = {  # the command on the page that makes the config's dataset
