@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import HarnessError
+from harness.core.cache import cache_root
 from harness.core.data import read_rows, sha256_file
 from harness.core.io.read import Linked
 from harness.core.progress import console
@@ -216,7 +217,7 @@ def _download(url: str, benchmark: str) -> Path:
     """A release file, downloaded once into the harness cache."""
     import httpx
 
-    cache = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "harness")) / "releases"
+    cache = cache_root() / "releases"
     path = cache / url.split("/")[-3] / url.split("/")[-2] / url.split("/")[-1]
     if path.is_file():
         return path

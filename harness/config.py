@@ -45,6 +45,10 @@ class ScoringConfig:
         None, "Seconds per scorer call before it is killed.", exclusive_minimum=0
     )
     score_workers: int | None = setting(None, "Scorer worker processes.", minimum=1)
+    cache: bool = setting(
+        True,
+        "Reuse the ground truth kept under HARNESS_CACHE (evalplus's expected outputs); off: run it again.",
+    )
     upstream_compat: bool = setting(
         False, "CRUXEval: drop invalid answers from n as the upstream scorer does (inflates pass@k)."
     )

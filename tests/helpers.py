@@ -6,13 +6,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.core.cache import cache_root
+
 REPO = Path(__file__).resolve().parents[1]
 # the benchmark files the tests read (tests/data.json lists each by URL and sha256): HARNESS_TEST_DATA's
 # folder (CI: ../shared/data), checked against those sums; else fetched once into the harness cache
 DATA_MANIFEST = REPO / "tests" / "data.json"
 GIVEN_DATA = os.environ.get("HARNESS_TEST_DATA")
-CACHE = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "harness"))
-SHARED_DATA = Path(GIVEN_DATA) if GIVEN_DATA else CACHE / "test-data"
+SHARED_DATA = Path(GIVEN_DATA) if GIVEN_DATA else cache_root() / "test-data"
 # the method specs the paper tables were transcribed from, beside the data (CI), or beside the clone
 SPECS = (Path(GIVEN_DATA).parent if GIVEN_DATA else REPO.parent / "shared") / "specs"
 

@@ -213,6 +213,7 @@ def score_command(
             workers=scoring.score_workers,
             judge_settings=judge,
             include_path=scoring.lm_eval_include_path,
+            cache=scoring.cache,
         )
     print_summary(results, f"rescored {run_dir}")
 

@@ -8,7 +8,6 @@ it in the harness cache, so a second call returns at once.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness import HarnessError
+from harness.core.cache import cache_root
 from harness.core.data import sha256_file
 
 SOURCE_FILE = "harness-model.json"  # provenance, written into every folder
@@ -50,7 +50,7 @@ MODELS = {
 
 def cache_dir() -> Path:
     """Where converted models are kept: $HARNESS_CACHE/models, else ~/.cache/harness/models."""
-    return Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "harness")) / "models"
+    return cache_root() / "models"
 
 
 def cached_path(name: str) -> Path:

@@ -54,7 +54,14 @@ def run_eval(cfg: EvalConfig, backend=None) -> tuple[Path, dict]:
             generate_and_stream(cfg, run, pending, backend)
         planned = [r.key for r in p.requests]
         include = cfg.scoring.lm_eval_include_path
-        return out, score_run(run, timeout=timeout, workers=workers, planned=planned, include_path=include)
+        return out, score_run(
+            run,
+            timeout=timeout,
+            workers=workers,
+            planned=planned,
+            include_path=include,
+            cache=cfg.scoring.cache,
+        )
 
 
 def generate_and_stream(cfg: EvalConfig, run: RunDir, pending: list[Request], backend) -> None:

@@ -115,6 +115,7 @@ def import_generations(
             timeout=scoring.score_timeout,
             workers=scoring.score_workers,
             include_path=scoring.lm_eval_include_path,
+            cache=scoring.cache,
         )
 
 

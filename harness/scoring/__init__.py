@@ -59,6 +59,7 @@ class Options:
     judge: JudgeConfig | None
     persistent: bool
     measured: bool = False  # the benchmark's golds are measured quantities (the math scorer rounds)
+    cache: bool = True  # code: reuse the ground truth kept in the harness cache
 
     def pool(self) -> dict:
         """The time limit and worker count the caller chose (the scorer's own defaults otherwise)."""
@@ -95,7 +96,7 @@ MATH = Kind(
     math_text=True,
     judge_after=ScorerThenJudge,
 )
-CODE = Kind(lambda o: CodeScorer(**o.pool()), timed=True)
+CODE = Kind(lambda o: CodeScorer(**o.pool(), cache=o.cache), timed=True)
 INTEGER = Kind(lambda o: IntegerScorer(), exact_golds=True, math_text=True)
 CHOICE = Kind(lambda o: ChoiceScorer(), exact_golds=True, judge_after=RuleThenJudge)
 CEM = Kind(lambda o: CEMScorer(), judge_after=RuleThenJudge, judge_given=True)
@@ -172,15 +173,17 @@ def get_scorer(
     lm_eval_include_path: str | None = None,
     persistent: bool = False,
     measured: bool = False,
+    cache: bool = True,
 ) -> Scorer:
     """`persistent` keeps the math scorer's worker processes alive between calls (training);
-    `measured` says a benchmark's golds are measured quantities (`MathScorer`)."""
+    `measured` says a benchmark's golds are measured quantities (`MathScorer`); `cache` lets the code
+    scorer reuse the ground truth kept in the harness cache."""
     if name.startswith(LM_EVAL):
         return LMEvalScorer(name.removeprefix(LM_EVAL), lm_eval_include_path)
     build = kind(name).build
     if build is None:
         raise HarnessError(f"unknown scorer {name!r}; available: {', '.join(names())}")
-    return build(Options(name, timeout, workers, rtol, judge, persistent, measured))
+    return build(Options(name, timeout, workers, rtol, judge, persistent, measured, cache))
 
 
 def trusted_include_path(config: dict[str, Any], given: str | Path | None) -> str | None:

@@ -9,12 +9,14 @@ timeout, memory or error; only pass scores 1.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from harness import sandbox
+from harness.core.cache import Cache
 from harness.core.types import Score
 from harness.sandbox import Limits, Verdict, run_tests
 from harness.scoring import lcb
@@ -38,12 +40,17 @@ def check_tests(answer: str, gold: dict, limits: Limits) -> Score:
 Checker = Callable[[str, dict, Limits], Score]
 
 
-def _checkers() -> dict[str, Checker]:
-    """Every kind's checker; evalplus and cruxeval load here, not with the module (numpy, evalplus)."""
+TRUTHS = "ground-truth"  # the harness cache's folder of evalplus's expected outputs
+
+
+def _checkers(truths: Cache | None) -> dict[str, Checker]:
+    """Every kind's checker; evalplus and cruxeval load here, not with the module (numpy, evalplus).
+    `truths`: where evalplus's ground truth is kept between runs."""
     from harness.scoring.cruxeval import check as check_cruxeval
     from harness.scoring.evalplus import check as check_evalplus
 
-    return {"lcb": lcb.check, "tests": check_tests, "evalplus": check_evalplus, "cruxeval": check_cruxeval}
+    evalplus = functools.partial(check_evalplus, cache=truths)
+    return {"lcb": lcb.check, "tests": check_tests, "evalplus": evalplus, "cruxeval": check_cruxeval}
 
 
 class CodeScorer:
@@ -51,11 +58,11 @@ class CodeScorer:
 
     name = "code"
 
-    def __init__(self, timeout: float | None = None, workers: int | None = None):
+    def __init__(self, timeout: float | None = None, workers: int | None = None, cache: bool = True):
         sandbox.require()  # no code runs unisolated without the user's --unsafe-no-sandbox
         self.timeout = timeout
         self.workers = workers or os.cpu_count() or 1
-        self.checkers = _checkers()
+        self.checkers = _checkers(Cache(TRUTHS) if cache else None)
 
     @property
     def version(self) -> str:

@@ -34,12 +34,14 @@ def make_scorers(
     workers: int | None = None,
     judge_settings: dict[str, Any] | None = None,
     include_path: str | Path | None = None,
+    cache: bool = True,
 ) -> dict[str, Scorer]:
     """Each benchmark's scorer as the run's config declares it.
 
     The judge is the run's own: `judge_settings` (flat, as `JudgeConfig.from_settings` takes them) may
     say where and how its engine runs (server, parallelism...), not change who judges or how.
-    `include_path`: the lm-eval task folder the caller trusts (`scoring_options`)."""
+    `include_path`: the lm-eval task folder the caller trusts (`scoring_options`). `cache`: reuse the
+    ground truth kept in the harness cache (`--no-cache`: compute it again)."""
     config = info["config"]
     judge = None
     if "judge" in config:
@@ -59,7 +61,8 @@ def make_scorers(
             )
     elif judge_settings:
         raise HarnessError("--judge-* options: no benchmark of this run is judged")
-    options = {"timeout": timeout, "workers": workers, "judge": judge, **scoring_options(info, include_path)}
+    options = {"timeout": timeout, "workers": workers, "judge": judge, "cache": cache}
+    options |= scoring_options(info, include_path)
     return {b: get_scorer(name, **options, **benchmark_options(b)) for b, name in config["scorers"].items()}
 
 
@@ -233,6 +236,7 @@ def score_run(
     judge_settings: dict[str, Any] | None = None,
     planned: Sequence[tuple[str, str, int]] | None = None,
     include_path: str | Path | None = None,
+    cache: bool = True,
 ) -> dict:
     """Score what is not scored yet (everything with `force`), then write canonical files and results.
 
@@ -241,7 +245,12 @@ def score_run(
     `include_path`: the lm-eval task folder the caller trusts, where run.json names one."""
     info = run.read_json(RUN)
     scorers = make_scorers(
-        info, timeout=timeout, workers=workers, judge_settings=judge_settings, include_path=include_path
+        info,
+        timeout=timeout,
+        workers=workers,
+        judge_settings=judge_settings,
+        include_path=include_path,
+        cache=cache,
     )
     versions = {b: s.version for b, s in scorers.items()}
     _record_sandbox(run, info, scorers)

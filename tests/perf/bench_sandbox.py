@@ -7,11 +7,13 @@ time limits (max(1 s, 4 x ground-truth time)) and the same number of parallel wo
 
 - evalplus: ground truth by `trusted_exec` in this process, then `check_correctness` in a
   ProcessPoolExecutor, as `evalplus.evaluate` does by default (fast_check: stop at the first failed
-  input; fork, rlimits, no isolation);
-- ours: `CodeScorer`, ground truth and candidates each in a bubblewrap sandbox with a cgroup.
+  input; fork, rlimits, no isolation); warm, its expected outputs come from its pickle cache;
+- ours: `CodeScorer`, ground truth and candidates each in a bubblewrap sandbox with a cgroup; warm, the
+  expected outputs come from the harness cache (a fresh HARNESS_CACHE for this run, filled cold).
 
-Prints both wall times (ground truth, checks, total), the ratio ours / evalplus (goal: at most
-1.0 while isolating more) and how often the pass/fail verdicts agree (goal: always).
+Prints the start-up of one program (a bubblewrap sandbox against a forked process), then the wall times
+(ground truth, checks, total) cold and warm, each with the ratio ours / evalplus, and how often the
+pass/fail verdicts agree (goal: always).
 
     python tests/perf/bench_sandbox.py [--tasks N] [--workers W] [--data-dir ../shared/data]
 """
@@ -20,7 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
+import pickle
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
@@ -70,7 +75,7 @@ def run_evalplus(rows: list[dict], progs, workers: int) -> tuple[dict, float, fl
 
     started = time.perf_counter()
     expected = {}
-    for task_id, p in problems.items():
+    for task_id, p in problems.items():  # cold: what evalplus computes before its cache has the task
         code, not_none = p["prompt"] + p["canonical_solution"], p["entry_point"] in MBPP_OUTPUT_NOT_NONE_TASKS
         truth = {}
         for which in ("base", "plus"):
@@ -79,6 +84,12 @@ def run_evalplus(rows: list[dict], progs, workers: int) -> tuple[dict, float, fl
             )
         expected[task_id] = truth
     truth_seconds = time.perf_counter() - started
+    with tempfile.TemporaryFile() as cached:  # warm: evalplus's cache is a pickle of these
+        pickle.dump(expected, cached)
+        started = time.perf_counter()
+        cached.seek(0)
+        expected = pickle.load(cached)
+        warm_seconds = time.perf_counter() - started
 
     started = time.perf_counter()
     verdicts = {}
@@ -94,10 +105,10 @@ def run_evalplus(rows: list[dict], progs, workers: int) -> tuple[dict, float, fl
             result = future.result()
             (base, _), (plus, details) = result["base"], result["plus"]
             verdicts[key] = (base == plus == "pass", f"base {base}, plus {plus} after {len(details)} inputs")
-    return verdicts, truth_seconds, time.perf_counter() - started
+    return verdicts, (truth_seconds, warm_seconds), time.perf_counter() - started
 
 
-def run_ours(data_dir: Path, tasks: int | None, progs, workers: int) -> tuple[dict, float, float]:
+def run_ours(data_dir: Path, tasks: int | None, progs, workers: int) -> tuple[dict, tuple, float]:
     from benchmarks import get_benchmark
     from harness.scoring import evalplus
     from harness.scoring.code import CodeScorer
@@ -105,10 +116,17 @@ def run_ours(data_dir: Path, tasks: int | None, progs, workers: int) -> tuple[di
     items = get_benchmark("mbpp_plus").load(data_dir).items[:tasks]
     golds = {item.id: item.answer for item in items}
 
-    started = time.perf_counter()
-    with ThreadPoolExecutor(workers) as pool:  # what the scorer does lazily, as a phase of its own
-        list(pool.map(evalplus.ground_truth, [json.loads(gold) for gold in golds.values()]))
-    truth_seconds = time.perf_counter() - started
+    from harness.core.cache import Cache
+    from harness.scoring.code import TRUTHS
+
+    cache = Cache(TRUTHS)  # HARNESS_CACHE is a fresh folder (main)
+    seconds = []
+    for _ in ("cold", "warm"):  # what the scorer does lazily, as a phase of its own
+        evalplus._truth.clear()  # this process's memory: warm reads the harness cache
+        started = time.perf_counter()
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(lambda gold: evalplus.ground_truth(json.loads(gold), cache), golds.values()))
+        seconds.append(time.perf_counter() - started)
 
     started = time.perf_counter()
     answers = [f"```python\n{code}\n```" for _, _, code in progs]
@@ -121,7 +139,29 @@ def run_ours(data_dir: Path, tasks: int | None, progs, workers: int) -> tuple[di
         )
         for i, (t, label, _) in enumerate(progs)
     }
-    return verdicts, truth_seconds, checks_seconds
+    return verdicts, tuple(seconds), checks_seconds
+
+
+def noop() -> None:
+    pass
+
+
+def start_up(count: int = 20) -> tuple[float, float]:
+    """Seconds to start and end one program: a bubblewrap sandbox (ours), a forked process (evalplus)."""
+    from harness.sandbox import Limits, Served
+
+    started = time.perf_counter()
+    for _ in range(count):
+        with Served("def f():\n    return 1", Limits()) as served:
+            served.call("f", [])
+    ours = (time.perf_counter() - started) / count
+    fork = multiprocessing.get_context("fork")
+    started = time.perf_counter()
+    for _ in range(count):
+        process = fork.Process(target=noop)
+        process.start()
+        process.join()
+    return ours, (time.perf_counter() - started) / count
 
 
 def main() -> None:
@@ -141,14 +181,25 @@ def main() -> None:
         f"{len(rows)} MBPP+ tasks, {len(progs)} programs, {args.workers} workers, sandbox {sandbox.facts()}"
     )
 
-    ours, ours_truth, ours_checks = run_ours(args.data_dir, args.tasks, progs, args.workers)
+    ours_start, their_start = start_up()
+    ms = f"ours {1000 * ours_start:.0f} ms, evalplus (fork) {1000 * their_start:.0f} ms"
+    print(f"start-up of one program: {ms} ({ours_start / their_start:.0f}x)")
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["HARNESS_CACHE"] = cache
+        ours, ours_truth, ours_checks = run_ours(args.data_dir, args.tasks, progs, args.workers)
     theirs, their_truth, their_checks = run_evalplus(rows, progs, args.workers)
 
-    print(f"{'':10} {'truth s':>9} {'checks s':>9} {'total s':>9}")
-    print(f"{'evalplus':10} {their_truth:9.1f} {their_checks:9.1f} {their_truth + their_checks:9.1f}")
-    print(f"{'ours':10} {ours_truth:9.1f} {ours_checks:9.1f} {ours_truth + ours_checks:9.1f}")
-    print(f"checks ratio ours/evalplus: {ours_checks / their_checks:.2f}")
-    print(f"total ratio ours/evalplus:  {(ours_truth + ours_checks) / (their_truth + their_checks):.2f}")
+    print(f"{'':14} {'truth s':>9} {'checks s':>9} {'total s':>9}")
+    for k, phase in enumerate(("cold", "warm")):
+        for name, truth, checks in (
+            ("evalplus", their_truth, their_checks),
+            ("ours", ours_truth, ours_checks),
+        ):
+            print(f"{name + ' ' + phase:14} {truth[k]:9.2f} {checks:9.1f} {truth[k] + checks:9.1f}")
+    print(f"checks ratio ours/evalplus:      {ours_checks / their_checks:.2f}")
+    for k, phase in enumerate(("cold", "warm")):
+        total = (ours_truth[k] + ours_checks) / (their_truth[k] + their_checks)
+        print(f"{phase} total ratio ours/evalplus: {total:.2f}")
 
     disagree = sorted(k for k in theirs if theirs[k][0] != ours[k][0])
     agree = len(theirs) - len(disagree)
