@@ -1,8 +1,9 @@
 r"""Final math answers found in model text and put in a form math-verify parses (no SymPy here).
 
-`final_answer` picks what a response answers: the last non-empty ``\boxed{}`` (joined with the
-boxes before it when only "and", commas or spacing separate them), else the text after the last
-explicit final-answer phrase, else the whole response when it is nothing but an expression.
+`final_answer` asks the extractors of `EXTRACTORS`, in order, what a response answers: the last
+non-empty ``\boxed{}`` (joined with the boxes before it when only "and", commas or spacing separate
+them), else the text after the last explicit final-answer phrase, else the whole response when it is
+nothing but an expression, else the value its closing statement gives.
 `normalise` rewrites notation that math-verify misreads: Unicode superscripts and maths
 (`math_symbols.as_latex`), ordinal suffixes, units after a number, thousands separators, e-notation
 and symbols in subscripts.
@@ -35,37 +36,61 @@ _TEXT_GROUP = re.compile(r"\\(?:text|mathrm|textrm|mbox|operatorname|begin|end)\
 _PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 
 
-def final_answer(text: str, question: str | None = None) -> tuple[str, str] | None:
-    """(source, answer) for the response's final answer, or None when it gives none.
+NO_ANSWER = ""  # an extractor's word that the response gives no answer: the later ones are not asked
 
-    source is "boxed", "phrase" ("The final answer is $x$", "Answer: x"), "whole" (the response
-    is a bare expression such as "$\\frac{3}{4}$" or "**204**") or "closing" (see `_closing`, which
-    reads the question where it is given)."""
+
+def final_answer(text: str, question: str | None = None) -> tuple[str, str] | None:
+    """(source, answer) for the response's final answer, or None when it gives none: the first of
+    `EXTRACTORS`, in their order, that finds one, where none before it said there is none."""
+    for source, extract in EXTRACTORS:
+        found = extract(text, question)
+        if found == NO_ANSWER:
+            return None
+        if found is not None:
+            return source, found
+    return None
+
+
+def boxed(text: str, question: str | None = None) -> str | None:
+    """The last non-empty ``\\boxed{}``, joined with the boxes before it that only "and", commas or
+    spacing separate from it; NO_ANSWER where the only boxes are empty (the instructions' own)."""
     spans = boxed_spans(text)
     boxes = [(start, end, content) for start, end, content in spans if content.strip()]
-    if spans and not boxes:  # only the empty box of the instructions
-        return None
-    if boxes:
-        parts = [boxes[-1]]
-        for box in reversed(boxes[:-1]):
-            if not _CONNECTOR.fullmatch(text[box[1] : parts[0][0]]):
-                break
-            parts.insert(0, box)
-        contents = list(dict.fromkeys(content.strip() for _, _, content in parts))
-        return "boxed", ", ".join(contents)
-    plain = _TEXTBF.sub(r"\1", _BOLD.sub(r"\1", text)).strip()
+    if not boxes:
+        return NO_ANSWER if spans else None
+    parts = [boxes[-1]]
+    for box in reversed(boxes[:-1]):
+        if not _CONNECTOR.fullmatch(text[box[1] : parts[0][0]]):
+            break
+        parts.insert(0, box)
+    return ", ".join(dict.fromkeys(content.strip() for _, _, content in parts))
+
+
+def after_final_phrase(text: str, question: str | None = None) -> str | None:
+    """What follows the last final-answer phrase ("The final answer is $x$", "Answer: x")."""
+    plain = _plain(text)
     phrases = list(_PHRASE.finditer(plain))
-    if phrases:
-        found = _after_phrase(plain[phrases[-1].end() :])
-        return ("phrase", found) if found else _closing(text, question)
+    return _after_phrase(plain[phrases[-1].end() :]) if phrases else None
+
+
+def whole_expression(text: str, question: str | None = None) -> str | None:
+    """The response itself when it is nothing but an expression ("$\\frac{3}{4}$", "**204**"), and
+    has no final-answer phrase; NO_ANSWER for an empty one."""
+    plain = _plain(text)
+    if _PHRASE.search(plain):
+        return None
     math = _DELIMITED.fullmatch(plain.rstrip("."))
     if math:  # the whole response is one math span
-        whole = next(g for g in math.groups() if g is not None).strip()
-    else:
-        whole = plain.rstrip(".").strip()
-        if "\n" in whole or len(whole) > 200 or _PROSE_WORD.search(_TEXT_GROUP.sub("", whole)):
-            return _closing(text, question)
-    return ("whole", whole) if whole else None
+        return next(g for g in math.groups() if g is not None).strip()
+    whole = plain.rstrip(".").strip()
+    if "\n" in whole or len(whole) > 200 or _PROSE_WORD.search(_TEXT_GROUP.sub("", whole)):
+        return None
+    return whole
+
+
+def _plain(text: str) -> str:
+    """The text without bold marks (Markdown's and \\textbf's)."""
+    return _TEXTBF.sub(r"\1", _BOLD.sub(r"\1", text)).strip()
 
 
 def _after_phrase(rest: str) -> str | None:
@@ -100,12 +125,12 @@ def _labelled_value(after: str) -> str | None:
     return _stated(match)
 
 
-# --- closing statements (rules 3): the answer stated at the very end, not boxed, no phrase ----
+# --- closing statements: the answer stated at the very end, not boxed, after no phrase -------
 
 _MATH_SPAN = r"(?:\$\$.+?\$\$|(?<!\\)\$(?:\\.|[^$\\])+?\$|\\\(.+?\\\)|\\\[.+?\\\])"
 _NUMBER = r"[-+−]?\\?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?"
 _HEDGE = r"(?:(?:approximately|about|around|roughly|exactly|equal\s+to|only|just|now|then|=|\\approx)\s*)*"
-_ASSIGNMENT = re.compile(  # "Q = ...", "x_{1} = ...", and a function's value "z_{p}(t) = ..." (rules 4)
+_ASSIGNMENT = re.compile(  # "Q = ...", "x_{1} = ...", and a function's value "z_{p}(t) = ..."
     r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{[^{}]*\})?(?:\(\s*[A-Za-z](?:\s*,\s*[A-Za-z])*\s*\))?\s*=\s*([^=<>]+)"
 )
 _TOP_LEVEL_EQUALS = re.compile(r"=(?![^{]*\})")
@@ -158,7 +183,7 @@ _CONCLUDING = re.compile(r"\b(?:therefore|thus|hence|so|final|answer|result|valu
 _HEADING = re.compile(r"[#*\s]*(?:final\s+)?answer[*:\s]*", re.IGNORECASE)
 
 
-def _closing(text: str, question: str | None = None) -> tuple[str, str] | None:
+def closing_statement(text: str, question: str | None = None) -> str | None:
     """The answer a response states in its last line when it has no box and no final-answer phrase:
     a bold value ("= **194**", "997^{-1} ≡ **333** (mod 1000)"), a closing sentence ("Therefore,
     Hillary has 7 nickels."), the last equation before an empty lead-in ("... is:" with nothing after
@@ -175,7 +200,17 @@ def _closing(text: str, question: str | None = None) -> tuple[str, str] | None:
             other not in (None, found) for line in rest.splitlines() for other in _line_values(line)
         ):
             return None  # "Thus x = 5." then "### Explanation ... Hence x = 6."
-    return ("closing", found) if found else None
+    return found or None
+
+
+# What a response answers, in the order asked: the first that finds an answer gives it; one that says
+# there is none (NO_ANSWER) ends the search. `final_answer`'s `source` is the first element.
+EXTRACTORS = (
+    ("boxed", boxed),
+    ("phrase", after_final_phrase),
+    ("whole", whole_expression),
+    ("closing", closing_statement),
+)
 
 
 def _closing_line(text: str, question: str | None) -> str | None:
@@ -443,7 +478,7 @@ def _unit_tail(text: str, symbols: set[str], single_letters: bool) -> re.Match |
     return match
 
 
-# --- units, letter case and the question's wording (rules 3) ---------------------------------
+# --- units, letter case and the question's wording -------------------------------------------
 
 _SET_QUESTION = re.compile(  # a request for every value, not "for all values of $x$"
     r"\b(?:find|determine|enter|list|compute|give|identify|what\s+are)\s+all\b"
@@ -480,7 +515,7 @@ def letter_case_differs(answer: str, gold: str, question: str | None = None) -> 
     that case means something else: math-verify lowercases symbols, but T and t are different
     quantities when the question's maths uses the answer's letter too ("at time $t$ ... in terms of
     $T$"). Where it does not, the case is a spelling (C for the constant c); without the question
-    (runs made before rules 3) every case change is refused."""
+    (runs made before questions were recorded) every case change is refused."""
     gold_letters = {v for v in variables(gold) if len(v) == 1}
     swapped = {
         v for v in variables(answer) if len(v) == 1 and v not in gold_letters and v.swapcase() in gold_letters

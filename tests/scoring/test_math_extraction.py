@@ -367,3 +367,18 @@ def test_final_answer_closing_shapes(text, expected):
 )
 def test_final_answer_v4_shapes(text, question, expected):
     assert final_answer(text, question) == expected
+
+
+def test_the_extractors_are_an_ordered_table_and_one_that_finds_no_answer_ends_the_search():
+    """`final_answer` is the table's first answer: box, then phrase, then the whole response, then the
+    closing statement; an instructions' empty box says there is none, so the closing line is not read."""
+    from harness.scoring.math_text import EXTRACTORS, NO_ANSWER, boxed
+
+    assert [source for source, _ in EXTRACTORS] == ["boxed", "phrase", "whole", "closing"]
+    closing = "We add them.\nTherefore, Hillary has 7 nickels."
+    assert final_answer(closing) == ("closing", "7")
+    assert boxed("Put it in \\boxed{}.\n" + closing) == NO_ANSWER
+    assert final_answer("Put it in \\boxed{}.\n" + closing) is None
+    assert final_answer("The answer is $5$. \\boxed{6}") == ("boxed", "6")
+    assert final_answer("The answer is $5$.") == ("phrase", "5")
+    assert final_answer("$\\frac{3}{4}$") == ("whole", "\\frac{3}{4}")
