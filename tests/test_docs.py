@@ -369,7 +369,8 @@ def test_the_training_page_has_the_table_of_every_config_key_with_its_default_an
 # accelerate, lm-eval, and the scripts in scripts/ and tests/perf/
 OTHER_PROGRAMS_FLAGS = {
     "--check", "--strict", "--no-deps", "--die-with-parent", "--no-enable-chunked-prefill", "--num",
-    "--include", "--device", "--short", "--every", "--group-size", "--tasks", "--against", "--old-questions",
+    "--include", "--device", "--short", "--every", "--group-size", "--tasks", "--workers", "--against",
+    "--old-questions",
     "--cpu", "--multi",  # accelerate launch's --cpu and --multi_cpu
     "--machine", "--main", "--nnodes", "--nodes", "--ntasks-per-node",  # multi-node launchers and Slurm
 }  # fmt: skip
