@@ -597,9 +597,12 @@ def held_reply(job, reply):
     line, sent = os.pipe()
     child = os.fork()
     if child == 0:
-        os.close(line)
-        os.close(reply)
-        sealed_call(job, sent)  # ends the child
+        try:
+            os.close(line)
+            os.close(reply)
+            sealed_call(job, sent)  # ends the child
+        finally:  # only where the driver's own code failed before the seal: never the parent's path
+            os._exit(BROKEN)
     os.close(sent)
     received = bytearray()
     while len(received) <= limit:
