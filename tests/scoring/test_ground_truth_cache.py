@@ -34,6 +34,12 @@ def test_an_entry_comes_back_only_from_this_cache_under_its_own_key(tmp_path):
 
     (tmp_path / "kind" / "k2.json").write_bytes(entry.read_bytes())  # another key's file name
     assert cache.get("k2") is None
+    whole = entry.read_bytes()
+    for cut in (1, len(whole) // 2, len(whole) - 1):  # truncated
+        entry.write_bytes(whole[:cut])
+        assert cache.get("k1") is None
+    entry.write_bytes(whole)
+    assert cache.get("k1") == {"outputs": [1, "two", None]}
     other = Cache("kind", tmp_path / "elsewhere")  # the same entry in a cache with another secret
     other.put("k1", {"outputs": [1, "two", None]})
     entry.write_bytes((tmp_path / "elsewhere" / "kind" / "k1.json").read_bytes())
