@@ -21,7 +21,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("run config", ("harness.config",)),
     ("stages", ("harness.stages",)),
     ("runs", ("harness.runs",)),
-    ("readers and trainers", ("harness.report", "harness.analysis", "harness.view", "trainers")),
+    ("readers and the method API", ("harness.report", "harness.analysis", "harness.view", "trainers")),
+    ("TRL integration", ("trainers.integration",)),
+    ("studies", ("trainers.studies",)),
     ("command line", ("harness.cli", "harness.__main__")),
 ]
 

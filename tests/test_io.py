@@ -278,7 +278,7 @@ def checkpoint(out: Path) -> Path:
 
 
 def test_a_whole_checkpoint_resumes(tmp_path):
-    from trainers.checkpoints import read_method_state, resume_point
+    from trainers.integration.checkpoints import read_method_state, resume_point
 
     folder = checkpoint(tmp_path)
     assert resume_point(tmp_path, 1) == (str(folder), [])
@@ -334,7 +334,7 @@ def plant_trainer_state(text: str):
     ],
 )
 def test_a_checkpoint_of_the_wrong_structure_is_refused_before_the_run_starts(tmp_path, damage, problem):
-    from trainers.checkpoints import read_method_state, resume_point
+    from trainers.integration.checkpoints import read_method_state, resume_point
 
     folder = checkpoint(tmp_path)
     damage(folder)
@@ -347,7 +347,7 @@ def test_a_checkpoint_of_the_wrong_structure_is_refused_before_the_run_starts(tm
 @PROPERTY
 @given(text=hostile_text, name=st.sampled_from(["method_state.json", "trainer_state.json"]))
 def test_a_checkpoint_of_hostile_text_is_read_or_refused_in_one_line(tmp_path_factory, text, name):
-    from trainers.checkpoints import read_method_state, resume_point
+    from trainers.integration.checkpoints import read_method_state, resume_point
 
     out = tmp_path_factory.mktemp("out")
     folder = checkpoint(out)
@@ -379,7 +379,7 @@ def test_a_training_curve_never_waits_on_a_fifo_nor_takes_a_bad_line(tmp_path):
 def test_a_method_state_is_saved_through_no_link(tmp_path):
     import torch
 
-    from trainers.checkpoints import read_method_state, save_method_state
+    from trainers.integration.checkpoints import read_method_state, save_method_state
 
     folder, outside = tmp_path / "checkpoint-1", tmp_path / "outside"
     folder.mkdir()
@@ -429,7 +429,7 @@ def test_names_from_benchmarks_are_encoded_as_the_docs_say():
 )
 def test_a_hostile_train_out_is_one_line_before_anything_is_written(tmp_path, name, text, problem):
     from trainers.config import load_config
-    from trainers.run import check_out_dir
+    from trainers.integration.run import check_out_dir
 
     out = tmp_path / "out"
     out.mkdir()

@@ -16,7 +16,7 @@ from harness import HarnessError
 from harness.backends.model_args import parse_model_args
 from harness.backends.remote_code import CODE_KEYS, KERNEL_KEYS, code_settings
 from trainers.config import TrainConfig, load_config, parse_set
-from trainers.run import grpo_args
+from trainers.integration.run import grpo_args
 
 BASE = {"method": "grpo", "model": "m", "dataset": "aime24", "out": "o"}
 HARMLESS_KEYS = st.sampled_from(["dtype", "revision", "epsilon_high", "attn_implementation", "k", "x_y"])

@@ -218,7 +218,7 @@ def test_every_path_reports_the_benchmarks_own_pass_k(bench, shared_data, tmp_pa
 
 def test_training_evaluates_through_eval(monkeypatch, tmp_path):
     """Training's evaluations are `harness eval` runs, so they plan the same k values as eval."""
-    import trainers.run as training
+    import trainers.integration.run as training
     from trainers.config import TrainConfig
 
     commands = []

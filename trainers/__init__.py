@@ -1,6 +1,9 @@
-"""Trainer core for self-play and RLVR methods on Hugging Face TRL.
+"""Self-play and RLVR methods, and their training on Hugging Face TRL.
 
-One `GRPOTrainer` subclass owns the batch; each method (GRPO, SPELL, Absolute Zero, Reasoning Arena,
-UloRL, SPAE) is a `Method` that turns dataset rows into `Rollout`s, scores them and returns advantages
-and loss masks. `advantages` and `masks` hold the pure tensor functions the methods share.
+This package is the method API: a `Method` (`method`) turns dataset rows into `Rollout`s (`rollout`),
+generating through an `Engine` (`engine`), scores them (`rewards`) and returns advantages and loss
+masks (`advantages` and `masks` hold the pure tensor functions the methods share); `config` is the run's
+`TrainConfig`, `data` a benchmark's rows, `names` the installed methods. `methods/` holds GRPO, SPELL,
+Absolute Zero, Reasoning Arena, UloRL and SPAE. `integration/` trains a method on TRL (one
+`GRPOTrainer` subclass owns the batch), and `studies/` runs a method against GRPO over seeds.
 """

@@ -21,8 +21,9 @@ from harness.backends.remote_code import refuse_code_settings
 from harness.core.io.read import Unfit, load_yaml, read_yaml
 from harness.core.settings import check, setting
 from harness.scoring.judge import IDENTITY as JUDGE_IDENTITY
-from trainers.memory import MODES as CPU_MEMORY_MODES
 from trainers.names import check_method
+
+CPU_MEMORY_MODES = ("bounded", "stock")  # stock: TRL's tiles and glibc's adaptive threshold
 
 # Ours: set on the GRPOConfig we build, so `trl:` may not set them
 OWNED_TRL_FIELDS = {
@@ -109,7 +110,7 @@ class TrainConfig:
     )
     cpu_memory: str = setting(
         "bounded",
-        'Off the GPU: "bounded" log-prob tiles and malloc (trainers/memory.py), or "stock".',
+        'Off the GPU: "bounded" log-prob tiles and malloc (trainers/integration/memory.py), or "stock".',
         choices=CPU_MEMORY_MODES,
     )
     trl: dict[str, Any] = setting({}, "Any other trl.GRPOConfig field, passed through unchanged.")

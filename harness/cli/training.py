@@ -80,8 +80,8 @@ def train_command(
         config, {**parse_set(set_ or []), **given}, dry_run=dry_run, trust_remote_code=trust_remote_code
     )
     if dry_run:
-        from trainers.preflight import PROBLEM, checks
-        from trainers.run import describe
+        from trainers.integration.preflight import PROBLEM, checks
+        from trainers.integration.run import describe
 
         found = checks(cfg)
         typer.echo(json.dumps({**describe(cfg), "checks": found}, indent=2, default=str))
@@ -90,8 +90,8 @@ def train_command(
                 console.print(f"note: {name}: {finding}", style="yellow", soft_wrap=True, markup=False)
         return
     from harness.core.terminate import keeping
-    from trainers.launch import check_processes, kept, launch_line
-    from trainers.run import end_processes, is_main_process, train
+    from trainers.integration.launch import check_processes, kept, launch_line
+    from trainers.integration.run import end_processes, is_main_process, train
 
     check_processes(num_processes)
     line = launch_line(cfg.method)

@@ -119,7 +119,7 @@ for name in ("transformers", "trl", "accelerate", "datasets", "huggingface_hub",
         info[name] = None
 import apted, complexipy, latex2sympy2_extended, math_verify, trl
 from trl import GRPOTrainer
-import harness, trainers.run
+import harness, trainers.integration.run
 from harness.sandbox import isolated
 info["harness_from"] = str(harness.__file__)
 info["bwrap"] = isolated()

@@ -9,7 +9,7 @@ import pytest
 from example_packages import install_examples
 from launch import harness_train, run
 
-from trainers.checkpoints import read_method_state
+from trainers.integration.checkpoints import read_method_state
 
 pytestmark = pytest.mark.multiproc
 

@@ -1,5 +1,5 @@
 """Every method under torchrun (2 processes, gloo, 127.0.0.1) with work that differs between ranks on
-purpose, through `trainers.run.train` with the policy's texts scripted per rank (worker.py): the
+purpose, through `trainers.integration.run.train` with the policy's texts scripted per rank (worker.py): the
 semantics table of trainers/METHODS.md ("Several processes"), collectives reached as often by every
 rank, equivalence with one process where the table promises it, and exact resume.
 

@@ -3,14 +3,13 @@
     torchrun --nproc_per_node 2 tests/multiproc/worker.py SPEC.json
 
 SPEC.json: {"overrides": {TrainConfig keys}, "config": optional YAML path, "script": a name in SCRIPTS,
-"record": folder}. The run is `trainers.run.train` itself (dataset, method, trainer, callbacks, resume),
-with one difference: the trainer's engine is `ScriptedEngine`, which answers every prompt with the
-text `SCRIPTS[script](prompt, rank, call)` and, before answering, checks with the other ranks that
-they are at the same engine call (a collective, as a generation is under DeepSpeed ZeRO-3 or vLLM's
-server mode). Each rank writes RECORD/rank{r}.json: the sequence of collectives it entered (torch.distributed
-calls and engine calls), what `advantages` saw each step, and a digest of its weights. This file is
-test code; nothing in `harness` or `trainers` can load it.
-"""
+"record": folder}. The run is `trainers.integration.run.train` itself (dataset, method, trainer,
+callbacks, resume), with one difference: the trainer's engine is `ScriptedEngine`, which answers every
+prompt with the text `SCRIPTS[script](prompt, rank, call)` and, before answering, checks with the other
+ranks that they are at the same engine call (a collective, as a generation is under DeepSpeed ZeRO-3 or
+vLLM's server mode). Each rank writes RECORD/rank{r}.json: the sequence of collectives it entered
+(torch.distributed calls and engine calls), what `advantages` saw each step, and a digest of its weights.
+This file is test code; nothing in `harness` or `trainers` can load it."""
 
 from __future__ import annotations
 
@@ -150,7 +149,8 @@ SCRIPTS: dict[str, Callable[[str, int, int, int], str]] = {
 
 
 def make_scripted_engine(script: Callable[[str, int, int, int], str]) -> Callable[[Any], Any]:
-    from trainers.engine import Generation, HFEngine
+    from trainers.engine import Generation
+    from trainers.integration.engines import HFEngine
 
     class ScriptedEngine(HFEngine):
         """The trainer's engine with the policy's texts scripted; every call a checked collective."""
@@ -248,30 +248,31 @@ def main() -> int:
     record.mkdir(parents=True, exist_ok=True)
     record_collectives()
 
-    import trainers.run
-    import trainers.trainer
+    import trainers.integration.run
+    import trainers.integration.trainer
     from trainers.config import load_config
 
     engine_class = make_scripted_engine(SCRIPTS[spec["script"]])
-    trainers.trainer.make_engine = engine_class  # the one change to `harness train`: scripted texts
+    # the one change to `harness train`: scripted texts
+    trainers.integration.trainer.make_engine = engine_class
     made: dict[str, Any] = {}
-    make_method = trainers.run.make_method
+    make_method = trainers.integration.run.make_method
 
     def recorded_make_method(config, scorer):
         method = made["method"] = make_method(config, scorer)
         record_method(method)
         return method
 
-    trainers.run.make_method = recorded_make_method
-    original_train = trainers.trainer.MethodGRPOTrainer.train
+    trainers.integration.run.make_method = recorded_make_method
+    original_train = trainers.integration.trainer.MethodGRPOTrainer.train
 
     def train(self, *args, **kwargs):
         made["trainer"] = self
         return original_train(self, *args, **kwargs)
 
-    trainers.trainer.MethodGRPOTrainer.train = train
+    trainers.integration.trainer.MethodGRPOTrainer.train = train
     config = load_config(Path(spec["config"]) if spec.get("config") else None, spec["overrides"])
-    trainers.run.train(config)
+    trainers.integration.run.train(config)
     trainer = made["trainer"]
     (record / f"rank{RANK}.json").write_text(
         json.dumps(
@@ -286,7 +287,7 @@ def main() -> int:
             }
         )
     )
-    trainers.run.end_processes()
+    trainers.integration.run.end_processes()
     return 0
 
 

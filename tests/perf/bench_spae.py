@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from trainers.callbacks import read_jsonl
 from trainers.config import TrainConfig
-from trainers.run import train
+from trainers.integration.callbacks import read_jsonl
+from trainers.integration.run import train
 
 REPO = Path(__file__).resolve().parents[2]
 PROBLEMS = REPO / "configs/train/ulorl-cpu-problems.jsonl"

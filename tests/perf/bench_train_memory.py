@@ -5,7 +5,7 @@ For each method, `harness train METHOD --config configs/train/<its CPU config>` 
 - stock: TRL's log-prob tiles and glibc's adaptive mmap threshold (`--set cpu_memory=stock`), with
   gradient checkpointing as the configs had it before (`--set trl.gradient_checkpointing=false` where
   they now turn it on);
-- bounded: the config as shipped (trainers/memory.py).
+- bounded: the config as shipped (trainers/integration/memory.py).
 
 The peak is the largest resident set of any process the run started (`/usr/bin/time`'s maximum RSS:
 with `--processes 2`, torchrun's largest rank). The cold start is left out (`--set cold_start=null`): it

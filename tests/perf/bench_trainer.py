@@ -42,8 +42,8 @@ def run(kind: str, model: Path, rows: list[dict], reward, args_kwargs: dict, out
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
+    from trainers.integration.trainer import MethodGRPOTrainer
     from trainers.methods.grpo import GRPOMethod
-    from trainers.trainer import MethodGRPOTrainer
 
     args = GRPOConfig(output_dir=str(out), **args_kwargs)
     timer = StepTimer()

@@ -27,9 +27,9 @@ import random
 import tempfile
 from pathlib import Path
 
-from trainers.callbacks import read_jsonl
 from trainers.config import TrainConfig
-from trainers.run import train
+from trainers.integration.callbacks import read_jsonl
+from trainers.integration.run import train
 
 TOPICS = ("a dragon", "the sea", "a lost key", "a robot", "winter", "a market", "a bridge", "two friends")
 

@@ -14,7 +14,7 @@ import math
 import torch
 from trainer_helpers import scripted_trainer
 
-from trainers.engine import HFEngine
+from trainers.integration.engines import HFEngine
 
 ADVANTAGES = [1.5, -0.5]
 

@@ -11,8 +11,8 @@ import pytest
 from test_train_cli import REPO, dry_run, invoke
 
 from harness import HarnessError
-from trainers.callbacks import read_jsonl
-from trainers.checkpoints import read_method_state
+from trainers.integration.callbacks import read_jsonl
+from trainers.integration.checkpoints import read_method_state
 
 CPU = REPO / "configs/train/arena-cpu.yaml"
 PAPER = REPO / "configs/train/arena.yaml"

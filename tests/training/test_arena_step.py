@@ -45,9 +45,10 @@ from trainer_helpers import scripted_trainer
 
 from harness.core.types import Item
 from harness.scoring.rules import gold_text
-from trainers.checkpoints import read_method_state
 from trainers.data import item_rows
-from trainers.engine import Generation, HFEngine
+from trainers.engine import Generation
+from trainers.integration.checkpoints import read_method_state
+from trainers.integration.engines import HFEngine
 from trainers.methods.arena.method import ArenaMethod, ArenaOptions, _tokenizer
 from trainers.rewards import ScorerReward
 

@@ -16,8 +16,8 @@ from test_train_cli import REPO, invoke
 
 from harness import HarnessError
 from harness.sandbox import isolated
-from trainers.callbacks import read_jsonl
-from trainers.checkpoints import read_method_state
+from trainers.integration.callbacks import read_jsonl
+from trainers.integration.checkpoints import read_method_state
 
 CONFIG = REPO / "configs/train/azr-cpu.yaml"
 TASKS = ("deduction", "abduction", "induction")

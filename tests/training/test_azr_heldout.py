@@ -17,7 +17,7 @@ from benchmarks import get_benchmark
 from harness.backends.chat import ChatPrompt
 from harness.core.types import messages_for
 from harness.scoring import get_scorer, timeless
-from trainers.engine import HFEngine
+from trainers.integration.engines import HFEngine
 from trainers.methods.azr import prompts
 from trainers.methods.azr.buffers import Task
 from trainers.methods.azr.executor import Run

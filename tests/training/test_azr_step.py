@@ -70,13 +70,14 @@ import torch
 from trainer_helpers import scripted_trainer
 
 from harness.sandbox import isolated
-from trainers.checkpoints import read_method_state
-from trainers.engine import Generation, HFEngine
+from trainers.engine import Generation
+from trainers.integration.checkpoints import read_method_state
+from trainers.integration.engines import HFEngine
+from trainers.integration.trainer import MethodGRPOTrainer
 from trainers.methods.azr.buffers import ZERO_TASK, Task, TaskBuffers
 from trainers.methods.azr.executor import FORBIDDEN
 from trainers.methods.azr.method import AzrMethod, AzrOptions
 from trainers.methods.azr.prompts import propose_prompt, r1_prompt
-from trainers.trainer import MethodGRPOTrainer
 
 pytestmark = pytest.mark.skipif(
     not isolated(), reason="bubblewrap isolation unavailable: the method runs proposals in the sandbox"

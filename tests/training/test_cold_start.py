@@ -18,7 +18,7 @@ from harness.sandbox.limits import Limits
 from trainers.coldstart.contamination import decontaminate, evaluation_ngrams, ngrams
 from trainers.coldstart.demos import Demonstration
 from trainers.coldstart.options import ColdStartOptions
-from trainers.coldstart.sft import tokenized
+from trainers.integration.sft import tokenized
 from trainers.methods.azr.buffers import SEED_PROGRAM
 from trainers.methods.azr.coldstart import AzrDemonstrations, library_seed, library_tasks
 from trainers.methods.azr.executor import Check, Executor

@@ -1,4 +1,5 @@
-"""`cpu_memory: bounded` (trainers/memory.py) changes how much memory a step takes, not what it computes."""
+"""`cpu_memory: bounded` (trainers/integration/memory.py) changes how much memory a step takes, not what
+it computes."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import trl.trainer.utils as head
 from inprocess import TWO_ITEMS, harness
 from safetensors.torch import load_file
 
-from trainers import memory
 from trainers.config import TrainConfig
+from trainers.integration import memory
 
 pytestmark = pytest.mark.usefixtures("no_data_dir")
 

@@ -12,7 +12,7 @@ from helpers import run_cli
 from test_train_cli import REPO
 
 from trainers.config import load_config
-from trainers.preflight import _gpu, checks, gpu_settings
+from trainers.integration.preflight import _gpu, checks, gpu_settings
 
 PAPER = REPO / "configs/train/spae.yaml"
 CPU = REPO / "configs/train/spae-cpu.yaml"

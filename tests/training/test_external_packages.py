@@ -12,7 +12,7 @@ from example_packages import example, install_examples
 from helpers import run_cli
 from safetensors.torch import load_file
 
-from trainers.checkpoints import read_method_state
+from trainers.integration.checkpoints import read_method_state
 
 pytestmark = pytest.mark.slow
 

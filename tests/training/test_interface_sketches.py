@@ -23,12 +23,12 @@ from torch import Tensor
 from trainer_helpers import arithmetic_dataset_rows, cpu_args
 
 from trainers.advantages import group_center, group_zscore, whiten_by_key, whiten_tokens
-from trainers.checkpoints import METHOD_STATE, read_method_state, save_method_state
 from trainers.engine import Engine, continue_rollouts
+from trainers.integration.checkpoints import METHOD_STATE, read_method_state, save_method_state
+from trainers.integration.trainer import MethodGRPOTrainer
 from trainers.masks import completion_mask, dmmpt_mask
 from trainers.method import Batch, Method
 from trainers.rollout import Rollout
-from trainers.trainer import MethodGRPOTrainer
 
 
 class RecordingTrainer(MethodGRPOTrainer):

@@ -8,9 +8,9 @@ import pytest
 from test_train_cli import REPO
 
 from trainers.config import load_config
+from trainers.integration.preflight import gpu_settings
+from trainers.integration.run import describe
 from trainers.methods import METHODS as REGISTERED
-from trainers.preflight import gpu_settings
-from trainers.run import describe
 
 METHODS = tuple(REGISTERED)  # each registered method has its recipe and a page in docs/methods/
 GPU_MEMORY_GB = 80

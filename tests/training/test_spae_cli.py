@@ -13,8 +13,8 @@ from safetensors.torch import load_file
 from test_train_cli import REPO, dry_run, invoke
 
 from harness import HarnessError
-from trainers.callbacks import read_jsonl
-from trainers.checkpoints import read_method_state
+from trainers.integration.callbacks import read_jsonl
+from trainers.integration.checkpoints import read_method_state
 
 CPU = REPO / "configs/train/spae-cpu.yaml"
 PAPER = REPO / "configs/train/spae.yaml"
@@ -164,7 +164,7 @@ def test_probes_run_on_the_colocated_vllm_engine_only_where_it_can():
     20 log-probs a position); otherwise the transformers prober runs on the trainer's model."""
     from types import SimpleNamespace
 
-    from trainers.engine import HFEngine, VLLMEngine
+    from trainers.integration.engines import HFEngine, VLLMEngine
 
     def engine(mode="colocate", tp=1, sleep=False):
         vllm = SimpleNamespace(mode=mode, tensor_parallel_size=tp, enable_sleep_mode=sleep)

@@ -31,7 +31,8 @@ from trainer_helpers import scripted_trainer
 from harness.core.types import Item
 from harness.probing.probe import ProbeResult
 from trainers.data import RowOrder, item_rows
-from trainers.engine import Generation, HFEngine
+from trainers.engine import Generation
+from trainers.integration.engines import HFEngine
 from trainers.methods.spae import method as spae_module
 from trainers.methods.spae.method import SpaeMethod, SpaeOptions
 from trainers.methods.spae.probes import ProbeSettings

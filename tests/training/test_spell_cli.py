@@ -9,8 +9,8 @@ import pytest
 from test_train_cli import REPO, invoke
 
 from harness import HarnessError
-from trainers.callbacks import read_jsonl
-from trainers.checkpoints import read_method_state
+from trainers.integration.callbacks import read_jsonl
+from trainers.integration.checkpoints import read_method_state
 
 
 def test_dry_run_prints_the_papers_setup(tmp_path):

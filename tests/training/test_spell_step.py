@@ -27,12 +27,13 @@ import torch
 from trainer_helpers import scripted_trainer
 
 from harness import HarnessError
-from trainers.checkpoints import read_method_state
-from trainers.engine import Generation, HFEngine
+from trainers.engine import Generation
+from trainers.integration.checkpoints import read_method_state
+from trainers.integration.engines import HFEngine
+from trainers.integration.trainer import MethodGRPOTrainer
 from trainers.methods.spell.corpus.dataset import Cluster
 from trainers.methods.spell.method import SpellMethod, kappa
 from trainers.methods.spell.options import SpellOptions
-from trainers.trainer import MethodGRPOTrainer
 
 GAUSS_3_4 = math.exp(-18 * 0.25**2)  # the questioner's reward at mean 3/4 or 1/4, sigma 0.5/3
 

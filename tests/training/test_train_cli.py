@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from benchmarks.arithmetic import arithmetic_rows, write_jsonl
 from harness import HarnessError
 from harness.cli import app
-from trainers.callbacks import read_jsonl
 from trainers.config import DRY_RUN_OUT, load_config, parse_set
+from trainers.integration.callbacks import read_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -244,7 +244,7 @@ def test_two_processes_train_and_one_reports(plain_model, tmp_path):
 def test_the_trl_fields_the_trainer_owns_are_the_ones_trl_may_not_set(method):
     """`trl:` refuses exactly the GRPOConfig fields the trainer sets from the config, for every method."""
     from trainers.config import OWNED_TRL_FIELDS
-    from trainers.run import owned_trl_settings
+    from trainers.integration.run import owned_trl_settings
 
     config = load_config(None, {"method": method, "model": "m", "dataset": "aime24", "out": "o"})
     assert set(owned_trl_settings(config)) == OWNED_TRL_FIELDS

@@ -17,16 +17,16 @@ from trl import GRPOTrainer
 from benchmarks.arithmetic import sum_split
 from harness.core.types import Item
 from harness.scoring.integer import last_number
-from trainers.checkpoints import state_file
 from trainers.data import item_rows
-from trainers.methods.grpo import GRPOMethod
-from trainers.rewards import ScorerReward
-from trainers.trainer import (
+from trainers.integration.checkpoints import state_file
+from trainers.integration.trainer import (
     CONSUMED_KEYS,
     EpochSeededSampler,
     MethodGRPOTrainer,
     _fit_rows,
 )
+from trainers.methods.grpo import GRPOMethod
+from trainers.rewards import ScorerReward
 
 # Keys TRL's loss reads only for vision-language models; our text rollouts never carry them
 VISION_KEYS = {

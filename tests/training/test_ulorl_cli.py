@@ -13,8 +13,8 @@ from safetensors.torch import load_file
 from test_train_cli import REPO, dry_run, invoke
 
 from harness import HarnessError
-from trainers.callbacks import read_jsonl
-from trainers.checkpoints import read_method_state
+from trainers.integration.callbacks import read_jsonl
+from trainers.integration.checkpoints import read_method_state
 
 CPU = REPO / "configs/train/ulorl-cpu.yaml"
 PAPER = REPO / "configs/train/ulorl.yaml"

@@ -24,7 +24,7 @@ import torch
 from trainer_helpers import scripted_trainer, segment_index
 
 from trainers.data import RowOrder
-from trainers.engine import HFEngine
+from trainers.integration.engines import HFEngine
 from trainers.masks import dmmpt_mask, sample_entropy
 from trainers.method import Batch, Method
 from trainers.methods.ulorl.method import UloRLMethod, UloRLOptions, segment_logps

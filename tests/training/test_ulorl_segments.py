@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainers.checkpoints import read_method_state, save_method_state
 from trainers.engine import Generation, decode_segment
+from trainers.integration.checkpoints import read_method_state, save_method_state
 from trainers.methods.ulorl.pool import SegmentPool
 
 EOS = 2
@@ -457,7 +457,7 @@ def test_vllm_prompts_are_padded_to_the_largest_count_of_any_process(monkeypatch
     Two processes are simulated: their counts come from a stand-in for accelerate's gather."""
     from types import SimpleNamespace
 
-    from trainers.engine import VLLMEngine
+    from trainers.integration.engines import VLLMEngine
 
     def engine_in(mode: str, tensor_parallel: int) -> VLLMEngine:
         engine = VLLMEngine.__new__(VLLMEngine)

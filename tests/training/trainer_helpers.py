@@ -47,7 +47,7 @@ def scripted_trainer(method, model: Path, out: Path, rows: list[dict], engine: t
     """A `MethodGRPOTrainer` of `method` on `rows` whose engine is `engine(trainer)` (scripted replies)."""
     from datasets import Dataset
 
-    from trainers.trainer import MethodGRPOTrainer
+    from trainers.integration.trainer import MethodGRPOTrainer
 
     trainer = MethodGRPOTrainer(
         model=str(model), args=cpu_args(out, **args), train_dataset=Dataset.from_list(rows), method=method

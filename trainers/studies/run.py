@@ -203,7 +203,7 @@ def _warm_start_demonstrations(
     from transformers import AutoTokenizer
 
     from trainers.config import load_config
-    from trainers.run import method_class
+    from trainers.integration.run import method_class
 
     config = load_config(folder / "configs" / "method.yaml", {"model": settings.model, "out": str(folder)})
     examples = max(1, warm_examples(s, settings) // s.demos_per_example)

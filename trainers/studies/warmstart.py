@@ -51,8 +51,8 @@ def warm_start(
         return folder
     from transformers import AutoTokenizer
 
-    from trainers.coldstart.sft import train_sft
     from trainers.config import TrainConfig
+    from trainers.integration.sft import train_sft
 
     demos, heldout = make()
     against = {"heldout": set().union(*(ngrams(text) for text in heldout))}

@@ -113,7 +113,7 @@ def train_sft(
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    from trainers.quiet import quiet_libraries
+    from trainers.integration.quiet import quiet_libraries
 
     on_cpu = not torch.cuda.is_available()
     rows = [tokenized(d, tokenizer, dict(config.chat_template_kwargs)) for d in demos]

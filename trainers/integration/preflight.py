@@ -55,7 +55,7 @@ def _gpu(config: TrainConfig, cuda: bool, devices: int) -> str:
 
 
 def _dataset(config: TrainConfig) -> str:
-    from trainers.run import training_rows
+    from trainers.integration.run import training_rows
 
     try:
         rows, _ = training_rows(config)

@@ -24,7 +24,10 @@ from harness import HarnessError
 from harness.core.hub import check_model_source
 from harness.core.io.read import Unfit, loads
 from harness.core.store import RunDir, atomic_write, read_file
-from trainers.callbacks import (
+from trainers.coldstart.options import ColdStartOptions
+from trainers.config import TrainConfig
+from trainers.data import dataset_rows
+from trainers.integration.callbacks import (
     EvalEveryCallback,
     FinalCheckpointCallback,
     MetricsJsonlCallback,
@@ -32,15 +35,12 @@ from trainers.callbacks import (
     StepLineCallback,
     read_jsonl,
 )
-from trainers.checkpoints import load_method_state, processes, resume_point
-from trainers.coldstart.options import ColdStartOptions
-from trainers.coldstart.sft import FOLDER as COLD_START_FOLDER
-from trainers.coldstart.sft import check_cold_start, cold_start_model
-from trainers.config import TrainConfig
-from trainers.data import dataset_rows
-from trainers.memory import bound_memory
+from trainers.integration.checkpoints import load_method_state, processes, resume_point
+from trainers.integration.memory import bound_memory
+from trainers.integration.quiet import quiet_libraries
+from trainers.integration.sft import FOLDER as COLD_START_FOLDER
+from trainers.integration.sft import check_cold_start, cold_start_model
 from trainers.methods import METHODS
-from trainers.quiet import quiet_libraries
 
 if TYPE_CHECKING:
     from trainers.method import Method
@@ -207,7 +207,7 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
     import torch
     from datasets import Dataset
 
-    from trainers.trainer import MethodGRPOTrainer
+    from trainers.integration.trainer import MethodGRPOTrainer
 
     method_class(config).resolved_options(config)  # a bad option stops the run before anything loads
     check_cold_start(config, method_class(config))

@@ -20,7 +20,6 @@ import ctypes.util
 import functools
 import os
 
-MODES = ("bounded", "stock")  # stock: TRL's tiles and glibc's adaptive threshold
 TILES = (512, 8192)  # tokens x vocabulary entries
 MMAP_THRESHOLD = 128 * 1024
 M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)

@@ -4,8 +4,8 @@ Only `_generate_and_score_completions` is replaced (the route TRL's maintainers 
 huggingface/trl#4525): the method makes, scores and normalises the rollouts, and the trainer hands
 TRL's loss the exact dict it consumes (`CONSUMED_KEYS`; a contract test pins it). TRL's loss, its
 `loss_type`s, clipping, KL, vLLM importance sampling, optimisation, DDP/DeepSpeed and checkpointing are
-used as they are. Method state is saved in each checkpoint as plain data (`trainers/checkpoints.py`:
-JSON and safetensors, never a pickle) and restored on resume.
+used as they are. Method state is saved in each checkpoint as plain data
+(`trainers/integration/checkpoints.py`: JSON and safetensors, never a pickle) and restored on resume.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from trl import GRPOTrainer
 from trl.trainer.utils import RepeatSampler, get_config_model_id, pad
 
 from harness.core.io.write import write_file
-from trainers.checkpoints import load_method_state, save_method_state
-from trainers.engine import make_engine
+from trainers.integration.checkpoints import load_method_state, save_method_state
+from trainers.integration.engines import make_engine
 from trainers.masks import completion_mask as make_completion_mask
 from trainers.masks import mask_truncated
 from trainers.method import IDLE, Batch, Method

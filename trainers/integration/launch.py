@@ -61,7 +61,7 @@ def kept(out: str, max_steps: int, save_steps: int) -> str | None:
     rank, _ = launched()
     if rank != 0:
         return None
-    from trainers.checkpoints import processes, resume_point
+    from trainers.integration.checkpoints import processes, resume_point
 
     last, _ = resume_point(Path(out), processes())
     if last is None:
