@@ -1,7 +1,8 @@
-"""The docs' two example packages (`<!-- example: external-method -->` in docs/training/interface.md,
-`<!-- example: external-benchmark -->` in docs/evaluating/index.md), run as written in empty folders
-with their `pip install .` put into a folder of its own: nothing touches the shared environment, and a
-process with that folder on PYTHONPATH has both packages installed (entry points included)."""
+"""The docs' example packages (`<!-- example: external-method -->` and `external-paper` in
+docs/training/interface.md, `<!-- example: external-benchmark -->` in docs/evaluating/index.md), run as
+written in empty folders with their `pip install .` put into a folder of its own: nothing touches the
+shared environment, and a process with that folder on PYTHONPATH has the packages installed (entry points
+included)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from helpers import REPO
 
 EXAMPLES = {
     "external-method": REPO / "docs" / "training" / "interface.md",
+    "external-paper": REPO / "docs" / "training" / "interface.md",
     "external-benchmark": REPO / "docs" / "evaluating" / "index.md",
 }
 
@@ -29,7 +31,7 @@ def example(name: str, page: Path | None = None) -> str:
 
 
 def install_examples(root: Path) -> Path:
-    """Run both blocks under `root`, their `pip install .` offline into root/site; returns root/site."""
+    """Run the blocks under `root`, their `pip install .` offline into root/site; returns root/site."""
     site, bin_dir = root / "site", root / "bin"
     bin_dir.mkdir(parents=True)
     pip = bin_dir / "pip"

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,18 @@ GIVEN_DATA = os.environ.get("HARNESS_TEST_DATA")
 SHARED_DATA = Path(GIVEN_DATA) if GIVEN_DATA else cache_root() / "test-data"
 # the method specs the paper tables were transcribed from, beside the data (CI), or beside the clone
 SPECS = (Path(GIVEN_DATA).parent if GIVEN_DATA else REPO.parent / "shared") / "specs"
+
+
+def declared(group: str) -> dict[str, str]:
+    """What this project's pyproject.toml registers in entry-point `group`: name -> object, in its order."""
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"][group]
+
+
+def own_names(group: str) -> list[str]:
+    """The names this project registers in `group`. Tests of what the project itself ships (a method's
+    configs and page, a paper's transcription, the shared benchmark files) take these; tests of what any
+    installed package must satisfy take the registry."""
+    return list(declared(group))
 
 
 def test_data_problem() -> str | None:

@@ -152,3 +152,36 @@ def test_trainers_and_readers_do_not_import_each_other():
         or (module.startswith(readers) and target.startswith("trainers"))
     ]
     assert crossing == []
+
+
+# tests/ mirrors the code: tests/test_PACKAGE/X holds the tests of PACKAGE/X
+MIRRORS = {"test_harness": "harness", "test_trainers": "trainers", "test_benchmarks": "benchmarks"}
+TIERS = {"engines", "multiproc", "perf", "golden"}  # a tier's tests or expected files, not a package's
+WHOLE_PROJECT = {  # the only test files at the top level: each crosses the whole project
+    "test_architecture.py",
+    "test_bad_input.py",
+    "test_demo.py",
+    "test_docs.py",
+    "test_eval_e2e.py",
+    "test_eval_without_train_extra.py",
+    "test_hostile_input.py",
+    "test_readme_tour.py",
+    "test_registry_wide.py",
+    "test_results_e2e.py",
+}
+
+
+def test_tests_mirror_the_code():
+    tests = REPO / "tests"
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == set(MIRRORS) | TIERS
+    orphans = [
+        str(folder.relative_to(tests))
+        for mirror, package in MIRRORS.items()
+        for folder in [tests / mirror, *(tests / mirror).rglob("*")]
+        if folder.is_dir()
+        and folder.name != "__pycache__"
+        and not (REPO / package / folder.relative_to(tests / mirror) / "__init__.py").is_file()
+    ]
+    assert orphans == []
+    assert {p.name for p in tests.glob("test_*.py")} == WHOLE_PROJECT

@@ -1,7 +1,8 @@
-"""Each seed paper's facts in one profile, keyed by its method's name: its evaluation presets
-(`--preset NAME`), the main table it publishes (`harness table --layout NAME`, its columns, groups and
-averages, exactly as the paper defines them), the published CSV those numbers are kept in
-(results/paper/PAPER.csv) and, per column group, the presets a run must follow to be ranked beside them.
+"""Each seed paper's facts in one profile, keyed by its method's name: its evaluation presets (`--preset
+NAME`), the main table it publishes (`harness table --layout NAME`, its columns, groups and averages,
+exactly as the paper defines them), the published CSV those numbers are kept in (results/paper/PAPER.csv,
+or the profile's own package's paper/ folder) and, per column group, the presets a run must follow to be
+ranked beside them.
 
 Profiles register as entry points in group `harness.papers` (pyproject.toml), as methods and benchmarks
 do, so a package that adds a method adds its paper the same way; `PAPERS` loads each on first use.
@@ -66,11 +67,12 @@ class Layout:
 @dataclass(frozen=True)
 class PaperProfile:
     method: str  # the method's registered name, and this profile's: `--layout azr`
-    paper: str  # the published CSV's name: results/paper/{paper}.csv
+    paper: str  # the published CSV's name: {published_in}/paper/{paper}.csv
     layout: Layout
     presets: dict[str, Preset]
     # column group -> the presets that evaluate as the paper did (default: every preset, one group)
     protocols: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    published_in: str = "results"  # the package whose paper/ folder holds the CSV (another package's own)
 
     def protocol(self, group: str) -> tuple[str, ...]:
         return self.protocols.get(group, tuple(self.presets))

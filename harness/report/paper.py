@@ -1,21 +1,31 @@
-"""The seed papers' published main tables (results/paper/*.csv, see its README) as rows."""
+"""The seed papers' published main tables (results/paper/*.csv, see its README, and those other packages'
+profiles ship) as rows."""
 
 from __future__ import annotations
 
 import csv
+import importlib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-import results
 from harness import HarnessError
 from harness.papers import PAPERS
-
-PAPER_DIR = Path(results.__file__).parent / "paper"
 
 
 def papers() -> list[str]:
     """The published CSVs' names, one per registered paper profile (harness.papers)."""
     return [PAPERS[name].paper for name in PAPERS]
+
+
+def paper_dir(package: str) -> Path:
+    """The folder of published CSVs in `package`: `results` (this project's), or a profile's own package."""
+    return Path(importlib.import_module(package).__file__).parent / "paper"
+
+
+def published_csv(paper: str) -> Path:
+    """Where the published table `paper` is kept: its profile's package's paper/PAPER.csv."""
+    (profile,) = [PAPERS[name] for name in PAPERS if PAPERS[name].paper == paper]
+    return paper_dir(profile.published_in) / f"{paper}.csv"
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,7 @@ def paper_rows(paper: str | None = None) -> list[PaperRow]:
         raise HarnessError(f"unknown paper {paper!r}; choose one of {', '.join(known)}")
     rows = []
     for name in (paper,) if paper else known:
-        path = PAPER_DIR / f"{name}.csv"
+        path = published_csv(name)
         if not path.is_file():
             raise HarnessError(f"published table {path} not found")
         with path.open(newline="", encoding="utf-8") as file:

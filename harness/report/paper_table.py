@@ -296,7 +296,7 @@ def footnote(infos: list[dict], with_paper: bool, profile: PaperProfile, rows: S
     if with_paper:
         parts.append(
             f"(paper): as published, {profile.paper} {profile.layout.table} "
-            f"(results/paper/{profile.paper}.csv)."
+            f"({profile.published_in}/paper/{profile.paper}.csv)."
         )
         presets = " or ".join(p for group in profile.layout.groups for p in profile.protocol(group))
         departed = [f"{r.label} ({'; '.join(r.differs)})" for r in rows if r.differs]

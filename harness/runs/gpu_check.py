@@ -18,10 +18,10 @@ import path; the methods' CPU configs are read from the checkout's configs/train
 3. `tiny-model`: `harness tiny-model --no-thinking`, the deterministic tiny random model, offline;
 4. `eval`: `harness eval` on the hf backend in bfloat16, the first 4 AIME 2024 problems shipped in the
    package, 2 samples each; its run.json must say bfloat16 on the device, and every sample be scored;
-5. `train-METHOD` for grpo, spell, azr, arena, ulorl, spae: 2 steps of `harness train METHOD` with bf16
-   (`--set trl.bf16=true`) and transformers generation, each from its CPU config
-   (configs/train/METHOD-cpu.yaml) at the sizes its test uses; metrics.jsonl must hold steps 1 and 2 with
-   a finite loss, and checkpoint-2 the model's weights.
+5. `train-METHOD` for each method the checkout's pyproject.toml registers: 2 steps of `harness train
+   METHOD` with bf16 (`--set trl.bf16=true`) and transformers generation, each from its CPU config
+   (configs/train/METHOD-cpu.yaml) at the sizes its test uses, or with GRPO's small problems;
+   metrics.jsonl must hold steps 1 and 2 with a finite loss, and checkpoint-2 the model's weights.
 
 It prints one line per check, `PASS|FAIL name seconds detail`, writes each check's output to OUT/NAME.log
 and the lines to OUT/summary.txt, and returns 1 if any check failed. Arena's judge is the policy itself (as
@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -64,44 +65,36 @@ def checkout() -> Path:
 
 
 def trainings(configs: Path) -> list[tuple[str, list[str]]]:
-    """(method, extra arguments): each method's CPU config at the sizes of its test in tests/training/."""
+    """(method, extra arguments) for each method the checkout's pyproject.toml registers: GRPO's small
+    problems and sizes, unless `SPECIAL` gives the method its CPU config at the sizes of its tests
+    (tests/test_trainers/methods/)."""
     problems = configs / "ulorl-cpu-problems.jsonl"  # 64 arithmetic problems, scored `integer`
-    return [
-        (
-            "grpo",
-            ["--dataset", f"jsonl:{problems}", "--scorer", "integer", "--num-generations", "4"]
-            + ["--prompts-per-step", "2", "--max-completion-length", "16"],
-        ),
-        (
-            "spell",
-            ["--config", str(configs / "spell-cpu.yaml"), "--dataset", str(configs / "spell-cpu-corpus")]
-            + ["--set", "options.questioner_max_tokens=24", "--set", "options.questions_per_round=2"]
-            + SMALL_COLD_START,
-        ),
-        (
-            "azr",
-            ["--config", str(configs / "azr-cpu.yaml"), "--unsafe-no-sandbox"]
-            + ["--set", "options.propose_max_tokens=16", "--set", "options.solve_max_tokens=8"]
-            + ["--set", "options.mc_samples=2"]
-            + SMALL_COLD_START,
-        ),
-        (
-            "arena",
-            ["--config", str(configs / "arena-cpu.yaml"), "--set", "max_completion_length=8"]
-            + ["--dataset", f"jsonl:{configs / 'arena-cpu-problems.jsonl'}"],
-        ),
-        (
-            "ulorl",
-            ["--config", str(configs / "ulorl-cpu.yaml"), "--dataset", f"jsonl:{problems}"]
-            + ["--set", "max_completion_length=8", "--set", "options.segments=2"]
-            + ["--set", "options.dynamic_sampling=false"],
-        ),
-        (
-            "spae",
-            ["--config", str(configs / "spae-cpu.yaml"), "--dataset", f"jsonl:{problems}"]
-            + ["--set", "max_completion_length=32", "--set", "options.delimiter=e"],
-        ),
-    ]
+    plain = ["--dataset", f"jsonl:{problems}", "--scorer", "integer", "--num-generations", "4"]
+    plain += ["--prompts-per-step", "2", "--max-completion-length", "16"]
+    special = {
+        "spell": ["--config", str(configs / "spell-cpu.yaml"), "--dataset", str(configs / "spell-cpu-corpus")]
+        + ["--set", "options.questioner_max_tokens=24", "--set", "options.questions_per_round=2"]
+        + SMALL_COLD_START,
+        "azr": ["--config", str(configs / "azr-cpu.yaml"), "--unsafe-no-sandbox"]
+        + ["--set", "options.propose_max_tokens=16", "--set", "options.solve_max_tokens=8"]
+        + ["--set", "options.mc_samples=2"]
+        + SMALL_COLD_START,
+        "arena": ["--config", str(configs / "arena-cpu.yaml"), "--set", "max_completion_length=8"]
+        + ["--dataset", f"jsonl:{configs / 'arena-cpu-problems.jsonl'}"],
+        "ulorl": ["--config", str(configs / "ulorl-cpu.yaml"), "--dataset", f"jsonl:{problems}"]
+        + ["--set", "max_completion_length=8", "--set", "options.segments=2"]
+        + ["--set", "options.dynamic_sampling=false"],
+        "spae": ["--config", str(configs / "spae-cpu.yaml"), "--dataset", f"jsonl:{problems}"]
+        + ["--set", "max_completion_length=32", "--set", "options.delimiter=e"],
+    }
+    return [(method, special.get(method, plain)) for method in own_methods(configs.parents[1])]
+
+
+def own_methods(repo: Path) -> list[str]:
+    """The methods a checkout's pyproject.toml registers (`harness.methods`), in its order, read without
+    importing them (the GPU machine has not installed the wheels yet)."""
+    project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
+    return list(project["entry-points"]["harness.methods"])
 
 
 # What `env` imports and reports: a missing wheel fails here, with its name, before any model loads.

@@ -6,8 +6,8 @@ values (collections.namedtuple; typing's NamedTuple, TypedDict, NewType), and op
 
 subset.check_program refuses, statically, an attribute named in no list here that the program does not
 define itself; the sealed executor then checks every attribute read against the list of the object's
-real type (driver.attribute_guard). tests/test_sandbox_subset.py checks each name exists on its type
-or module.
+real type (driver.attribute_guard). tests/test_harness/sandbox/test_sandbox_subset.py checks each name exists
+on its type or module.
 """
 
 # the sealed program's module name, and the three guards subset.add_guards calls, bound in its

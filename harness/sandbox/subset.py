@@ -65,10 +65,10 @@ MODULES = frozenset(
         "typing",
     }
 )
-# the modules built from C that importing `MODULES` loads (tests/test_sandbox_subset.py keeps the list
-# complete), and those that allowed code loads on demand: the codecs of str.encode and bytes.decode
-# ("shift_jis", "hex"...). The sealed executor loads them before it seals, as nothing builds a module
-# from C after that (driver.seal); one missing from a build is skipped
+# the modules built from C that importing `MODULES` loads (tests/test_harness/sandbox/test_sandbox_subset.py
+# keeps the list complete), and those that allowed code loads on demand: the codecs of str.encode and
+# bytes.decode ("shift_jis", "hex"...). The sealed executor loads them before it seals, as nothing builds
+# a module from C after that (driver.seal); one missing from a build is skipped
 EXTENSIONS = (
     "_bisect",
     "_decimal",
@@ -182,7 +182,8 @@ ATTRIBUTES = frozenset(
         "ForwardRef",
         "singledispatch",
         "singledispatchmethod",
-        # modules the allowed modules hold (tests/test_sandbox_subset.py checks this list is complete)
+        # modules the allowed modules hold (tests/test_harness/sandbox/test_sandbox_subset.py checks this list
+        # is complete)
         "builtins",
         "contextlib",
         "copyreg",

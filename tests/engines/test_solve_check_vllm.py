@@ -54,7 +54,7 @@ def test_solve_check_through_vllm_end_to_end(tiny_model, shared_data, tmp_path):
     """The same run probed through each backend: equal Acc at every step (Conf samples differ)."""
     import json
 
-    from test_solve_check import write_probe_run
+    from solve_check_runs import write_probe_run
 
     found = {}
     for backend in ("hf", "vllm"):

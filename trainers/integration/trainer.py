@@ -33,7 +33,8 @@ from trainers.masks import mask_truncated
 from trainers.method import IDLE, Batch, Method
 from trainers.rollout import Rollout
 
-# What TRL 1.16's `_compute_loss` reads from a batch (tests/training/test_trainer_core.py checks it)
+# What TRL 1.16's `_compute_loss` reads from a batch (tests/test_trainers/integration/test_trainer_core.py
+# checks it)
 CONSUMED_KEYS = (
     "prompt_ids",
     "prompt_mask",
