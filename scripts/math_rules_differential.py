@@ -44,8 +44,8 @@ from benchmarks import BENCHMARKS
 from harness.core.data import read_rows
 from harness.scoring.math import MathScorer
 from harness.scoring.math_forms import asks_for_percent
+from harness.scoring.math_normalise import answer_unit, normalise, variables
 from harness.scoring.math_symbols import as_latex
-from harness.scoring.math_text import answer_unit, normalise, variables
 from harness.scoring.rules import gold_text
 from harness.scoring.units import asked_units
 

@@ -1,4 +1,4 @@
-"""Text a response adds after its answer line (math rules 4): a sign-off ("Let me know if you have
+"""Text a response adds after its answer line: a sign-off ("Let me know if you have
 other questions!"), an explanation section ("### Explanation" and what follows), or a paragraph of
 comment that states no value. `answer_part` gives the response without them, so that its answer
 line is the last; text that states a value, doubts the answer or goes on with the work is never

@@ -2,17 +2,17 @@ r"""Math answers judged with math-verify, in worker processes with a hard time l
 
 The final answer is found by `math_text.final_answer`: the last non-empty ``\boxed{}`` (boxes
 joined only by "and" or commas count together), else an explicit final-answer phrase, else a
-response that is a bare expression, else a value stated in the last line (rules 3: a bold value,
+response that is a bare expression, else a value stated in the last line (a bold value,
 a closing "Therefore ... is X." sentence, the last equation before an empty "... is:", the line
 under a "Final Answer" heading; never a step of the work such as "We get: **x = 3**"); anything
-else is "no answer found". Both sides are rewritten by `math_text.normalise`, then compared:
+else is "no answer found". Both sides are rewritten by `math_normalise.normalise`, then compared:
 integers exactly ("033" = 33, "1{,}000" = 1000); decimals exactly, or at the gold's significant
 figures on measured benchmarks (6630.65 = 6630 on Minerva only); then math-verify, on parsed
 expressions only: an answer that does not parse is compared as a whole string, never by a prefix.
 With the question (a JSON gold), "find all" lists with repeats compare as multisets and equations
 whose form the question fixes compare as written. One-letter symbols keep their case where the
 question gives both cases a meaning, and an answer's unit must agree with the gold's or the
-question's. Rules 4 also read Unicode and code notation (`math_symbols`), percentages, choice
+question's. The rules also read Unicode and code notation (`math_symbols`), percentages, choice
 letters, families of solutions and function values (`math_forms`), and an answer line followed
 by comments (`commentary`).
 """
@@ -34,22 +34,19 @@ from harness.scoring.math_forms import (
     same_parameter,
     without_percent,
 )
-from harness.scoring.math_text import (
+from harness.scoring.math_normalise import (
     as_tuple,
-    asks_for_values,
     assigned_value,
     assignment,
     decimal,
-    final_answer,
-    fixes_form,
-    letter_case_differs,
     list_items,
     matches_at_gold_precision,
     normalise,
     repeated_list_as_tuple,
-    units_disagree,
     variables,
 )
+from harness.scoring.math_question import asks_for_values, fixes_form, letter_case_differs, units_disagree
+from harness.scoring.math_text import final_answer
 from harness.scoring.pool import TimeoutPool, map_with_timeout
 from harness.scoring.rules import parse_gold
 

@@ -1,7 +1,7 @@
-r"""Answer forms that a plain parse misreads, put side by side with the gold (math rules 4): a percent
+r"""Answer forms that a plain parse misreads, put side by side with the gold: a percent
 for a question that asks for one, a choice letter boxed with its option's text, and a family of
 solutions whose integer parameter has another name (``+ n\pi, n \in \mathbb{Z}`` for ``+ \pi k``).
-Works on normalised text (`math_text.normalise`); no SymPy here.
+Works on normalised text (`math_normalise.normalise`); no SymPy here.
 """
 
 from __future__ import annotations

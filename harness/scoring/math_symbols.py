@@ -1,5 +1,5 @@
-r"""Maths written in Unicode, plain text or code, rewritten as the LaTeX math-verify reads (math
-rules 4): ``√5`` -> ``\sqrt{5}``, ``3√13`` -> ``3\sqrt{13}``, ``τ`` -> ``\tau``, ``ln 2`` ->
+r"""Maths written in Unicode, plain text or code, rewritten as the LaTeX math-verify reads:
+``√5`` -> ``\sqrt{5}``, ``3√13`` -> ``3\sqrt{13}``, ``τ`` -> ``\tau``, ``ln 2`` ->
 ``\ln 2``, ``np.arcsin(10/13)`` -> ``\arcsin(10/13)``, ``x₁`` -> ``x_{1}``.
 """
 

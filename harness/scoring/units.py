@@ -1,4 +1,4 @@
-r"""Units read from answers and questions (math rules 3), named canonically so that two spellings of
+r"""Units read from answers and questions, named canonically so that two spellings of
 one unit agree: "square centimeters", ``\text{ cm}^2`` and "sq cm" are all ``cm^2``; "mph", "miles
 per hour" and ``\text{mi/h}`` are all ``mi/h``; km is not m, and cm is not cm^2.
 """
@@ -39,7 +39,7 @@ _SYMBOLS = frozenset(
 )
 _POWERS = {"square": 2, "sq": 2, "cubic": 3, "cu": 3}
 _POWER_SUFFIXES = {"squared": 2, "cubed": 3}
-# every word a unit tail may hold: `math_text.normalise` strips them after a number
+# every word a unit tail may hold: `math_normalise.normalise` strips them after a number
 UNIT_WORDS = frozenset(_NAMES) | _SYMBOLS | frozenset(_COMPOUNDS) | {"per", *_POWERS, *_POWER_SUFFIXES}
 
 _PIECE = re.compile(

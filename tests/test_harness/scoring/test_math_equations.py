@@ -1,5 +1,5 @@
 r"""Math rule: equations: proportional equations are accepted, except where the question fixes the form
-(`math_text.fixes_form`)."""
+(`math_question.fixes_form`)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from harness.scoring.math_forms import (
     same_parameter,
     without_percent,
 )
-from harness.scoring.math_text import variables
+from harness.scoring.math_normalise import variables
 
 # (label, answer, gold, expected value): rules 4's rule 4
 CASES = [

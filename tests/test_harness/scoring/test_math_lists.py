@@ -1,5 +1,5 @@
 r"""Math rule: lists of values: repeats keep their multiplicity, "all solutions" lists compare as sets or
-multisets as the question asks, other lists in order (`math_text.repeated_list_as_tuple`,
+multisets as the question asks, other lists in order (`math_normalise.repeated_list_as_tuple`,
 `asks_for_values`)."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from scoring_cases import DETERMINE, FIND_ALL, LINE, PLANE, right_and_wrong, verdict_test
 
-from harness.scoring.math_text import asks_for_values, fixes_form, repeated_list_as_tuple
+from harness.scoring.math_normalise import repeated_list_as_tuple
+from harness.scoring.math_question import asks_for_values, fixes_form
 from harness.scoring.rules import gold_text
 
 # (label, answer, gold, expected value): the audit's pattern 6, rules 3's shape 3

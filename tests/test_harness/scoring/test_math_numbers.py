@@ -9,7 +9,7 @@ import pytest
 from scoring_cases import KCAL, verdict_test
 
 from harness.scoring.math import MathScorer, as_integer
-from harness.scoring.math_text import decimal, matches_at_gold_precision
+from harness.scoring.math_normalise import decimal, matches_at_gold_precision
 
 # (label, answer, gold, expected value): the audit's patterns 3, 9 and 10, rules 3's shape 2
 CASES = [

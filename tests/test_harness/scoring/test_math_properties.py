@@ -12,8 +12,9 @@ from scoring_cases import REACTION, SIMPLIFY, WORK
 from harness.scoring.commentary import answer_part
 from harness.scoring.math import verify_pair
 from harness.scoring.math_forms import same_parameter
+from harness.scoring.math_normalise import variables
 from harness.scoring.math_symbols import as_latex
-from harness.scoring.math_text import final_answer, variables
+from harness.scoring.math_text import final_answer
 
 SHAPES = (
     "{work}Therefore, it will take {v} hours.\n\nLet me know if you have other questions!",

@@ -1,5 +1,5 @@
 r"""Math rule: symbols: LaTeX math-verify cannot parse, function identities, subscripts, Unicode and code
-notation (`math_symbols.as_latex`), and letter case (`math_text.letter_case_differs`)."""
+notation (`math_symbols.as_latex`), and letter case (`math_question.letter_case_differs`)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from scoring_cases import (
     verdict_test,
 )
 
+from harness.scoring.math_normalise import list_items, normalise, variables
+from harness.scoring.math_question import letter_case_differs, question_letters
 from harness.scoring.math_symbols import as_latex
-from harness.scoring.math_text import letter_case_differs, list_items, normalise, question_letters, variables
 
 # (label, answer, gold, expected value): the audit's patterns 1 and 5, rules 3's shapes 4 and 6 (case),
 # rules 4's rules 2 and 3

@@ -1,5 +1,5 @@
 r"""Math rule: units: a letter after a number, an answer's unit against the gold's or the question's
-(`math_text.answer_unit`, `units_disagree`, `units.asked_units`)."""
+(`math_normalise.answer_unit`, `units_disagree`, `units.asked_units`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from scoring_cases import (
     verdict_test,
 )
 
-from harness.scoring.math_text import answer_unit, letter_case_differs, units_disagree
+from harness.scoring.math_normalise import answer_unit
+from harness.scoring.math_question import letter_case_differs, units_disagree
 from harness.scoring.units import asked_units
 
 # (label, answer, gold, expected value): the audit's pattern 2, rules 3's units
