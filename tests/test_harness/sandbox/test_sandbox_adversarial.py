@@ -1015,9 +1015,10 @@ def test_memory_bomb_across_processes_hits_the_cgroup(no_leaks):
         print("survived")
         """
     )
-    exit, seconds = timed(run_program, code, "", Limits(wall=4.0, cpu=4.0, memory_mb=256, processes=16))
+    # the verdict is not about time: a loaded machine may take seconds to start and fork
+    exit, seconds = timed(run_program, code, "", Limits(wall=10.0, cpu=4.0, memory_mb=256, processes=16))
     assert exit.status == "memory", exit
-    assert seconds < 4.0 + SLACK
+    assert seconds < 10.0 + SLACK
 
 
 @pytest.mark.parametrize("directory", ["/dev/shm", "/", "/root"])
@@ -1501,10 +1502,10 @@ def test_nothing_outlives_a_killed_harness(mode, mark, tmp_path):
         env.update(PATH=str(tmp_path), **{isolation.UNSAFE: "1"})
     repo = REPO
     harness = subprocess.Popen([sys.executable, "-c", HARNESS, mark], cwd=repo, env=env)
-    deadline = time.monotonic() + 30
-    while len(survivors(mark)) < 2 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 90  # a loaded machine takes tens of seconds to import and start
+    while len(survivors(mark)) < 2 and time.monotonic() < deadline and harness.poll() is None:
         time.sleep(0.05)
-    assert len(survivors(mark)) >= 2, "the candidate and its daemon did not start"
+    assert len(survivors(mark)) >= 2, f"the candidate and its daemon did not start (exit {harness.poll()})"
     harness.kill()
     harness.wait()
     if mode == "bwrap":
