@@ -81,6 +81,7 @@ class Kind:
     exact_golds: bool = False  # its gold is an answer a model could give verbatim (a constant can match it)
     judged: bool = False  # asks an LLM judge
     timed: bool = False  # runs timed programs: a verdict may depend on how busy the machine is
+    sandboxed: bool = False  # runs model-written programs in the code sandbox: refused where it is not
     reads_question: bool = False  # reads each item's question with its gold (run.json `questions`)
     math_text: bool = False  # its benchmarks' problems and answers are LaTeX math text
     # NAME+judge, max(this, judge), exists with this cascade (cascade.py); None: no such scorer
@@ -96,7 +97,7 @@ MATH = Kind(
     math_text=True,
     judge_after=ScorerThenJudge,
 )
-CODE = Kind(lambda o: CodeScorer(**o.pool(), cache=o.cache), timed=True)
+CODE = Kind(lambda o: CodeScorer(**o.pool(), cache=o.cache), timed=True, sandboxed=True)
 INTEGER = Kind(lambda o: IntegerScorer(), exact_golds=True, math_text=True)
 CHOICE = Kind(lambda o: ChoiceScorer(), exact_golds=True, judge_after=RuleThenJudge)
 CEM = Kind(lambda o: CEMScorer(), judge_after=RuleThenJudge, judge_given=True)

@@ -272,7 +272,7 @@ def extra_config(benchmarks: list, upstream_compat: bool) -> dict[str, Any]:
 def sandbox_record(benchmarks: list, unsafe_no_sandbox: bool = False) -> dict[str, Any]:
     """How code is isolated, for runs that execute model code. Refuses (before any generating) to run
     code without isolation unless `unsafe_no_sandbox`, and then warns loudly."""
-    if not any(b.scorer == "code" for b in benchmarks):
+    if not any(kind(b.scorer).sandboxed for b in benchmarks):
         return {}
     from harness import sandbox
 

@@ -19,7 +19,7 @@ from harness.core.metrics import Outcome, aggregate, answer_of
 from harness.core.progress import progress_bar
 from harness.core.store import GENERATIONS, RESULTS, RUN, SCORES, RunDir, read_file, record_key
 from harness.core.types import Score
-from harness.scoring import Scorer, exact_golds, get_scorer, timeless, trusted_include_path
+from harness.scoring import Scorer, exact_golds, get_scorer, kind, timeless, trusted_include_path
 from harness.scoring.judge import JudgeConfig
 from harness.scoring.rules import accepted_answers, gold_text
 
@@ -287,7 +287,7 @@ def score_run(
 def _record_sandbox(run: RunDir, info: dict, scorers: dict[str, Scorer]) -> None:
     """run.json says how this scoring isolated code (a rescore may differ from the run's first one:
     the code scorer's version names the isolation, so every code score is then redone)."""
-    if any(s.name == "code" for s in scorers.values()):
+    if any(kind(s.name).sandboxed for s in scorers.values()):
         from harness import sandbox
 
         facts = sandbox.facts()

@@ -62,3 +62,24 @@ def test_unsafe_opt_in_runs_records_and_marks_every_table(tmp_path):
         assert fmt == "csv" or "WITHOUT sandbox isolation" in table
     rescore = run_cli("score", str(tmp_path / "run"), check=False, PATH=str(Path(sys.executable).parent))
     assert rescore.returncode == 2 and "bubblewrap" in rescore.stderr
+
+
+@pytest.mark.slow  # a model: `tox -e unit` leaves it to the full tier
+def test_a_scorer_running_programs_is_refused_before_generating(tiny_model, shared_data, tmp_path):
+    """Absolute Zero's held-out deduction runs programs too (its scorer is `sandboxed`, as `code` is):
+    refused before a token is generated, and run with the opt-in recorded."""
+
+    def evaluate(out: Path, *flags: str):
+        return run_cli(
+            "eval", "--benchmarks", "azr_deduction", "--model", str(tiny_model), "--backend", "hf",
+            "--limit", "1", "--n", "1", "--max-tokens", "4", "--data-dir", str(shared_data),
+            "--out", str(out), *flags, check=False, PATH=str(Path(sys.executable).parent),
+        )  # fmt: skip
+
+    refused = evaluate(tmp_path / "refused")
+    assert refused.returncode == 2 and "bubblewrap" in refused.stderr, refused.stderr
+    assert not (tmp_path / "refused" / "generations.jsonl").exists()
+    done = evaluate(tmp_path / "opted", "--unsafe-no-sandbox")
+    assert done.returncode == 0, done.stderr
+    run = json.loads((tmp_path / "opted" / "run.json").read_text())
+    assert run["sandbox"]["isolation"] == "none" and run["sandbox"]["unsafe_opt_in"] is True

@@ -96,9 +96,9 @@ def _build(options: Any) -> DeductionScorer:
     return DeductionScorer(options.timeout, options.workers)
 
 
-# the registered scorer: timed (its checks run programs), and its gold is a literal a model can give
-# verbatim, so `harness regress` prices a constant answer (the most common output's share)
-scorer = Kind(_build, exact_golds=True, timed=True)
+# the registered scorer: timed and sandboxed (its checks run programs), and its gold is a literal a model
+# can give verbatim, so `harness regress` prices a constant answer (the most common output's share)
+scorer = Kind(_build, exact_golds=True, timed=True, sandboxed=True)
 
 
 AZR_DEDUCTION = Benchmark(

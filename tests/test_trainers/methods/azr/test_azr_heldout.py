@@ -121,6 +121,7 @@ def test_harness_eval_score_and_table_run_it_on_cruxeval_rows(tiny_model, shared
     run = json.loads((out / "run.json").read_text())
     assert run["prompts"]["azr_deduction"] == {"template": "{problem}", "system": prompts.R1_INSTRUCTION}
     assert run["config"]["scorers"] == {"azr_deduction": "azr_deduction"}
+    assert run["sandbox"]["isolation"] == "bwrap"  # its scorer runs programs: run.json says how
 
     golds = [get_benchmark("azr_deduction").load(shared_data).items[i].answer for i in range(3)]
     texts = [reply(golds[0]), reply(golds[2]), reply("__import__('os').getcwd()")]
