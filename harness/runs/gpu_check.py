@@ -66,7 +66,7 @@ def checkout() -> Path:
 
 def trainings(configs: Path) -> list[tuple[str, list[str]]]:
     """(method, extra arguments) for each method the checkout's pyproject.toml registers: GRPO's small
-    problems and sizes, unless `SPECIAL` gives the method its CPU config at the sizes of its tests
+    problems and sizes, unless `special` below gives the method its CPU config at the sizes of its tests
     (tests/test_trainers/methods/)."""
     problems = configs / "ulorl-cpu-problems.jsonl"  # 64 arithmetic problems, scored `integer`
     plain = ["--dataset", f"jsonl:{problems}", "--scorer", "integer", "--num-generations", "4"]
