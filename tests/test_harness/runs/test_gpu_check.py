@@ -89,3 +89,19 @@ def test_a_used_work_folder_is_refused_with_one_line(tmp_path, script):
     refused = f"--work {tmp_path / 'work'} is not empty: its runs would resume instead of training"
     assert refused in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_each_method_the_checkout_registers_is_trained_new_ones_on_grpos_problems(tmp_path):
+    from harness.runs.gpu_check import trainings
+
+    configs = tmp_path / "configs" / "train"
+    configs.mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[project.entry-points."harness.methods"]\n'
+        'grpo = "a:B"\nspae = "a:C"\nbrand_new = "a:D"\n'
+    )
+    found = dict(trainings(configs))
+    assert list(found) == ["grpo", "spae", "brand_new"]
+    assert found["brand_new"] == found["grpo"] and "--scorer" in found["grpo"]
+    assert found["spae"][:2] == ["--config", str(configs / "spae-cpu.yaml")]
+    assert [m for m, _ in trainings(REPO / "configs" / "train")] == own_names("harness.methods")
