@@ -8,6 +8,7 @@ as the paper does (n=10 by default; the paper samples at T=0.2 for pass@1 and T=
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,18 +81,25 @@ def _mapper(mode: str):
     return to_item
 
 
-def cruxeval(mode: str, cot: bool) -> Benchmark:
-    to_item = _mapper(mode)
-    return Benchmark(
-        name=f"cruxeval_{mode[0]}" + ("_cot" if cot else ""),
-        description=f"CRUXEval-{mode[0].upper()} ({'chain of thought' if cot else 'direct'}), 800 functions",
-        hub=HubSource(
+def cruxeval_files(to_item: Callable[..., Item]) -> dict[str, Any]:
+    """Where CRUXEval's 800 functions are read from, as `Benchmark` fields: the Hub's test.jsonl, or
+    cruxeval.jsonl in a local `cruxeval/` folder; `to_item` makes each row an item."""
+    return {
+        "hub": HubSource(
             repo="cruxeval-org/cruxeval",
             revision="main",
             layout=FileLayout(files=("test.jsonl",), to_item=to_item),
         ),
-        local_layouts=(FileLayout(files=("cruxeval.jsonl",), to_item=to_item),),
-        folders=("cruxeval",),
+        "local_layouts": (FileLayout(files=("cruxeval.jsonl",), to_item=to_item),),
+        "folders": ("cruxeval",),
+    }
+
+
+def cruxeval(mode: str, cot: bool) -> Benchmark:
+    return Benchmark(
+        name=f"cruxeval_{mode[0]}" + ("_cot" if cot else ""),
+        description=f"CRUXEval-{mode[0].upper()} ({'chain of thought' if cot else 'direct'}), 800 functions",
+        **cruxeval_files(_mapper(mode)),
         prompt=_prompt(mode, cot),
         scorer="code",
         sampling=Sampling(n=10, temperature=0.2, top_p=0.95, max_tokens=32768 if cot else 1024),

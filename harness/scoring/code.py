@@ -13,7 +13,6 @@ import functools
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from harness import sandbox
 from harness.core.cache import Cache
@@ -21,7 +20,7 @@ from harness.core.types import Score
 from harness.sandbox import Limits, Verdict, run_tests
 from harness.scoring import lcb
 from harness.scoring.extract import function_code, last_code_block
-from harness.scoring.verdicts import verdict_score
+from harness.scoring.verdicts import checked_in_threads, unanswered, verdict_score
 
 RULES_VERSION = "2"
 TESTS_SECONDS = 20.0  # a whole `tests` check
@@ -81,22 +80,14 @@ class CodeScorer:
         previous: Sequence[dict | None] | None = None,
     ) -> Iterator[tuple[int, Score]]:
         """Yield (index, Score) as checks finish; a check that breaks is an `error` verdict."""
-        with ThreadPoolExecutor(self.workers) as pool:
-            futures = {
-                pool.submit(self._one, a, g): i for i, (a, g) in enumerate(zip(answers, golds, strict=True))
-            }
-            for future in as_completed(futures):
-                yield futures[future], future.result()
+        yield from checked_in_threads(self._one, answers, golds, self.workers)
 
     def close(self) -> None:
         pass  # each `score` call has its own thread pool
 
     def _one(self, answer: str | None, gold_text: str) -> Score:
-        if answer is None or not answer.strip():
-            reason = "no answer (unclosed think block)" if answer is None else "empty answer"
-            return Score(0.0, None, None, {"verdict": "fail", "reason": reason})
+        missing = unanswered(answer)
+        if missing is not None:
+            return missing
         gold = json.loads(gold_text)
-        try:
-            return self.checkers[gold["kind"]](answer, gold, self.limits(gold["kind"]))
-        except Exception as e:  # a bug or a broken item must not stop the other checks
-            return Score(0.0, None, None, {"verdict": "error", "reason": f"{type(e).__name__}: {e}"})
+        return self.checkers[gold["kind"]](answer, gold, self.limits(gold["kind"]))

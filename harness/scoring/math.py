@@ -48,7 +48,7 @@ from harness.scoring.math_normalise import (
 from harness.scoring.math_question import asks_for_values, fixes_form, letter_case_differs, units_disagree
 from harness.scoring.math_text import final_answer
 from harness.scoring.pool import TimeoutPool, map_with_timeout
-from harness.scoring.rules import parse_gold
+from harness.scoring.rules import no_answer, parse_gold
 
 RULES_VERSION = "4"
 DEFAULT_TIMEOUT = 10.0
@@ -305,9 +305,9 @@ class MathScorer:
         """Yield (index, Score) in completion order; None or blank answers are wrong without a call."""
         calls = []
         for i, (answer, gold) in enumerate(zip(answers, golds, strict=True)):
-            if answer is None or not answer.strip():
-                reason = "no answer (unclosed think block)" if answer is None else "empty answer"
-                yield i, Score(0.0, None, None, {"reason": reason})
+            missing = no_answer(answer)
+            if missing is not None:
+                yield i, missing
             else:
                 calls.append((i, (answer, gold, self.measured)))
         payloads = [p for _, p in calls]

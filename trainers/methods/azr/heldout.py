@@ -17,17 +17,17 @@ import ast
 import dataclasses
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, FileLayout, HubSource
+from benchmarks.base import Benchmark
+from benchmarks.cruxeval import cruxeval_files
 from harness import HarnessError, sandbox
 from harness.core.data import require
 from harness.core.types import Item, Sampling, Score
 from harness.sandbox import Limits, Verdict
 from harness.scoring import Kind
-from harness.scoring.verdicts import verdict_score
+from harness.scoring.verdicts import checked_in_threads, unanswered, verdict_score
 from trainers.methods.azr import prompts
 from trainers.methods.azr.executor import LIMITS, check_deduction
 from trainers.methods.azr.parsing import extract_solution
@@ -48,8 +48,8 @@ def to_item(row: dict[str, Any], path: Path, number: int) -> Item:
 
 def check(reply: str | None, gold: str, limits: Limits = LIMITS) -> Score:
     """AZR's reading of a deduction reply and its verdict against the gold literal; 1 for a pass."""
-    if reply is None:
-        return verdict_score(Verdict("fail", "no answer (unclosed think block)"), None)
+    if reply is None:  # an unclosed think block (a blank reply has no <answer> block either)
+        return unanswered(reply)
     answer = extract_solution(reply, prompts.DEDUCTION)
     if answer is None:
         return verdict_score(Verdict("fail", "no <answer> block"), None)
@@ -76,17 +76,9 @@ class DeductionScorer:
         golds: Sequence[str],
         previous: Sequence[dict | None] | None = None,
     ) -> Iterator[tuple[int, Score]]:
-        with ThreadPoolExecutor(self.workers) as pool:
-            pairs = enumerate(zip(answers, golds, strict=True))
-            futures = {pool.submit(self._one, a, g): i for i, (a, g) in pairs}
-            for future in as_completed(futures):
-                yield futures[future], future.result()
-
-    def _one(self, answer: str | None, gold: str) -> Score:
-        try:
-            return check(answer, gold, self.limits)
-        except Exception as e:  # a bug or a broken item must not stop the other checks
-            return Score(0.0, None, None, {"verdict": "error", "reason": f"{type(e).__name__}: {e}"})
+        yield from checked_in_threads(
+            lambda answer, gold: check(answer, gold, self.limits), answers, golds, self.workers
+        )
 
     def close(self) -> None:
         pass  # each `score` call has its own thread pool
@@ -104,13 +96,7 @@ scorer = Kind(_build, exact_golds=True, timed=True, sandboxed=True)
 AZR_DEDUCTION = Benchmark(
     name=NAME,
     description="CRUXEval-O (800 functions) in Absolute Zero's deduction-solver prompt, R1 format",
-    hub=HubSource(
-        repo="cruxeval-org/cruxeval",
-        revision="main",
-        layout=FileLayout(files=("test.jsonl",), to_item=to_item),
-    ),
-    local_layouts=(FileLayout(files=("cruxeval.jsonl",), to_item=to_item),),
-    folders=("cruxeval",),
+    **cruxeval_files(to_item),
     prompt="{problem}",
     system_prompt=prompts.R1_INSTRUCTION,
     scorer=NAME,
