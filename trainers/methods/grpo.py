@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
-from harness.core.thinking import prompt_opens_think
 from trainers.advantages import group_center, group_zscore
 from trainers.engine import Engine
 from trainers.method import Method
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
+from trainers.solver import solver_groups
 
 if TYPE_CHECKING:
     from trainers.config import TrainConfig
@@ -45,31 +45,7 @@ class GRPOMethod(Method):
         return cls(reward, config.num_generations, config.scale_rewards)
 
     def rollout(self, rows: Sequence[dict[str, Any]], engine: Engine) -> list[Rollout]:
-        prompts = [engine.encode(row["prompt"]) for row in rows]
-        G = self.num_generations
-        generations = engine.generate([p for p in prompts for _ in range(G)])
-        rollouts = []
-        for i, (row, prompt) in enumerate(zip(rows, prompts, strict=True)):
-            group = f"{i}:{row.get('id', '')}"
-            meta = {
-                "id": row.get("id"),
-                "answer": row["answer"],
-                "think_opened": prompt_opens_think(engine.tokenizer.decode(prompt)),
-            }
-            for gen in generations[i * G : (i + 1) * G]:
-                rollouts.append(
-                    Rollout(
-                        prompt_ids=prompt,
-                        completion_ids=gen.ids,
-                        role="solver",
-                        group=group,
-                        task=str(row.get("task", "default")),
-                        finish_reason=gen.finish_reason,
-                        sampling_logprobs=gen.logprobs,
-                        meta={**meta, "text": engine.decode(gen.ids)},
-                    )
-                )
-        return rollouts
+        return [r for group in solver_groups(rows, engine, self.num_generations) for r in group]
 
     def score(self, rollouts: Sequence[Rollout]) -> Tensor:
         values = self.reward(

@@ -29,7 +29,6 @@ import torch
 from torch import Tensor
 
 from harness import HarnessError
-from harness.core.thinking import prompt_opens_think
 from harness.probing.probe import Decoding, VLLMProber, entropy_top_k
 from trainers.advantages import group_zscore
 from trainers.data import RowOrder
@@ -46,6 +45,7 @@ from trainers.methods.spae.probes import (
 )
 from trainers.rewards import ScorerReward
 from trainers.rollout import Rollout
+from trainers.solver import solver_groups
 
 if TYPE_CHECKING:
     from trainers.config import TrainConfig
@@ -160,50 +160,23 @@ class SpaeMethod(Method):
 
     def _sample(self, rows: Sequence[dict[str, Any]], engine: Engine, tag: str) -> list[list[Rollout]]:
         """G scored samples of each row, as one group per row."""
-        prompts = [engine.encode(row["prompt"]) for row in rows]
-        G = self.G
         with self._clock("generate"):
-            gens = engine.generate([p for p in prompts for _ in range(G)])
-        texts = [engine.decode(g.ids) for g in gens]
-        opened = [prompt_opens_think(engine.tokenizer.decode(p)) for p in prompts]
+            groups = solver_groups(rows, engine, self.G, f"{tag}:")
+        samples = [r for group in groups for r in group]
         with self._clock("score"):
             rewards = self.reward(
-                texts,
-                [row["answer"] for row in rows for _ in range(G)],
-                [o for o in opened for _ in range(G)],
+                [r.meta["text"] for r in samples],
+                [r.meta["answer"] for r in samples],
+                [r.meta["think_opened"] for r in samples],
             )
-        groups = []
-        for i, (row, prompt) in enumerate(zip(rows, prompts, strict=True)):
-            key = f"{tag}:{i}:{row.get('id', '')}"
-            groups.append(
-                [
-                    Rollout(
-                        prompt_ids=prompt,
-                        completion_ids=gen.ids,
-                        role="solver",
-                        group=key,
-                        task=str(row.get("task", "default")),
-                        finish_reason=gen.finish_reason,
-                        sampling_logprobs=gen.logprobs,
-                        meta={
-                            "id": row.get("id"),
-                            "answer": row["answer"],
-                            "text": text,
-                            "sample": f"{key}:{j}",
-                        },
-                        reward=float(value),
-                    )
-                    for j, (gen, text, value) in enumerate(
-                        zip(
-                            gens[i * G : (i + 1) * G],
-                            texts[i * G : (i + 1) * G],
-                            rewards[i * G : (i + 1) * G],
-                            strict=True,
-                        )
-                    )
-                ]
-            )
-        return groups
+        scored = iter(rewards)
+        return [
+            [
+                replace(r, meta={**r.meta, "sample": f"{r.group}:{j}"}, reward=float(next(scored)))
+                for j, r in enumerate(group)
+            ]
+            for group in groups
+        ]
 
     def _split(self, groups: list[list[Rollout]]) -> tuple[list[list[Rollout]], list[list[Rollout]]]:
         """(kept, dropped): with dynamic sampling a group whose rewards are all equal is dropped."""
