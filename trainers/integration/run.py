@@ -291,11 +291,13 @@ def one_line_per_step(trainer: Any, every: int) -> None:
 
 
 def code_sandbox(scorer: str) -> dict[str, Any]:
-    """For a code reward: refuse to run model code unisolated unless opted in (before anything is
-    loaded or written), and say how it is isolated."""
-    if scorer != "code":
-        return {}
+    """For a reward that runs programs (a `sandboxed` scorer): refuse to run model code unisolated
+    unless opted in (before anything is loaded or written), and say how it is isolated."""
     from harness import sandbox
+    from harness.scoring import kind
+
+    if not kind(scorer).sandboxed:
+        return {}
 
     sandbox.require()
     return {"sandbox": sandbox.facts()}

@@ -232,3 +232,13 @@ def test_the_trl_fields_the_trainer_owns_are_the_ones_trl_may_not_set(method):
     from trl import GRPOConfig
 
     assert OWNED_TRL_FIELDS <= {f.name for f in dataclasses.fields(GRPOConfig)}
+
+
+def test_a_reward_that_runs_programs_records_its_sandbox():
+    """Any `sandboxed` scorer as the reward (code, Absolute Zero's deduction check) is refused where the
+    sandbox is not and recorded where it is, before anything loads; other rewards record nothing."""
+    from harness.sandbox import facts
+    from trainers.integration.run import code_sandbox
+
+    assert code_sandbox("code") == code_sandbox("azr_deduction") == {"sandbox": facts()}
+    assert code_sandbox("math") == code_sandbox("cem+judge") == {}
