@@ -290,13 +290,14 @@ def one_line_per_step(trainer: Any, every: int) -> None:
     trainer.add_callback(StepLineCallback(every))
 
 
-def code_sandbox(scorer: str) -> dict[str, Any]:
+def code_sandbox(scorer: str | None) -> dict[str, Any]:
     """For a reward that runs programs (a `sandboxed` scorer): refuse to run model code unisolated
-    unless opted in (before anything is loaded or written), and say how it is isolated."""
+    unless opted in (before anything is loaded or written), and say how it is isolated. None: the
+    method scores by its own rules, and sets up its own sandbox where it runs programs."""
     from harness import sandbox
     from harness.scoring import kind
 
-    if not kind(scorer).sandboxed:
+    if scorer is None or not kind(scorer).sandboxed:
         return {}
 
     sandbox.require()

@@ -241,4 +241,4 @@ def test_a_reward_that_runs_programs_records_its_sandbox():
     from trainers.integration.run import code_sandbox
 
     assert code_sandbox("code") == code_sandbox("azr_deduction") == {"sandbox": facts()}
-    assert code_sandbox("math") == code_sandbox("cem+judge") == {}
+    assert code_sandbox("math") == code_sandbox("cem+judge") == code_sandbox(None) == {}
