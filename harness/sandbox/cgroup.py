@@ -97,10 +97,10 @@ class Cgroup:
             (memory / "memory.max").write_text(str(max_memory_bytes))
             (memory / "memory.swap.max").write_text("0")
 
-    def join(self) -> None:
-        """Move the calling process into the group (run in the child, before exec)."""
+    def add(self, pid: int) -> None:
+        """Move the process `pid` (of this machine's pid namespace) into the group."""
         for d in set(self.dirs.values()):
-            (d / "cgroup.procs").write_text("0")
+            (d / "cgroup.procs").write_text(str(pid))
 
     def out_of_memory(self) -> bool:
         memory = self.dirs["memory"]

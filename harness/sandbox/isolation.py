@@ -114,14 +114,14 @@ def _system_dirs() -> list[str]:
     return argv
 
 
-def _code(limits: Limits) -> list[str]:
-    """The private, size-capped /work and /tmp, and the driver started in /work."""
+def _code(limits: Limits, script: str) -> list[str]:
+    """The private, size-capped /work and /tmp, and `script` (of this folder) started in /work."""
     disk = str(limits.disk_mb << 20)
     argv = ["--size", disk, "--tmpfs", "/tmp", "--size", disk, "--tmpfs", "/work", "--chdir", "/work"]
-    return argv + ["--", interpreter()[0], "-I", "-S", "/sandbox/driver.py"]
+    return argv + ["--", interpreter()[0], "-I", "-S", f"/sandbox/{script}"]
 
 
-def _as_root(bwrap: str, setpriv: str, limits: Limits) -> list[str]:
+def _as_root(bwrap: str, setpriv: str, limits: Limits, script: str) -> list[str]:
     """Mounts made as root (it can read a Python under /root), then nobody in a user namespace."""
     argv = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup"]
     argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", *_system_dirs()]
@@ -141,6 +141,7 @@ def _as_root(bwrap: str, setpriv: str, limits: Limits) -> list[str]:
     argv += [bwrap, "--unshare-user", "--uid", NOBODY, "--gid", NOBODY, "--disable-userns"]
     argv += [
         "--unshare-pid",
+        "--as-pid-1",
         "--cap-drop",
         "ALL",
         "--die-with-parent",
@@ -151,12 +152,12 @@ def _as_root(bwrap: str, setpriv: str, limits: Limits) -> list[str]:
         "/proc",
         "/proc",
     ]
-    return argv + ["--dev-bind", "/dev", "/dev", *_code(limits)]
+    return argv + ["--dev-bind", "/dev", "/dev", *_code(limits, script)]
 
 
-def _as_user(bwrap: str, limits: Limits) -> list[str]:
+def _as_user(bwrap: str, limits: Limits, script: str) -> list[str]:
     """One unprivileged bubblewrap: nobody inside maps to the harness's own (non-root) user."""
-    argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"]
+    argv = [bwrap, "--unshare-all", "--as-pid-1", "--unshare-user", "--disable-userns", "--die-with-parent"]
     argv += ["--new-session", "--cap-drop", "ALL", "--uid", NOBODY, "--gid", NOBODY]
     argv += ["--hostname", "sandbox", *_system_dirs()]
     for root in interpreter()[1]:
@@ -164,26 +165,26 @@ def _as_user(bwrap: str, limits: Limits) -> list[str]:
     argv += ["--ro-bind", str(DRIVER_DIR), "/sandbox", *_package_mounts()]
     argv += ["--proc", "/proc", "--remount-ro", "/proc"]
     argv += ["--dev", "/dev", "--clearenv"] + [x for k, v in ENV.items() for x in ("--setenv", k, v)]
-    return argv + _code(limits)
+    return argv + _code(limits, script)
 
 
-def _bwrap_argv(limits: Limits) -> list[str]:
+def _bwrap_argv(limits: Limits, script: str) -> list[str]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise Missing("bubblewrap (bwrap) is not installed or not on PATH")
     if os.geteuid() != 0:
-        return _as_user(bwrap, limits)
+        return _as_user(bwrap, limits, script)
     setpriv = shutil.which("setpriv", path=SYSTEM_PATH)
     if setpriv is None:
         raise Missing("setpriv (util-linux) is not installed")
-    return _as_root(os.path.realpath(bwrap), setpriv, limits)
+    return _as_root(os.path.realpath(bwrap), setpriv, limits, script)
 
 
 @functools.cache
 def _bwrap_problem() -> str | None:
     """Why bubblewrap cannot be used here, or None if a trial run works."""
     try:
-        argv = _bwrap_argv(Limits())[:-1] + ["-c", "pass"]
+        argv = _bwrap_argv(Limits(), "driver.py")[:-1] + ["-c", "pass"]
     except Missing as e:
         return str(e)
     try:
@@ -210,10 +211,14 @@ def require() -> None:
         )
 
 
-def command(limits: Limits) -> tuple[list[str], dict[str, str] | None]:
-    """argv and environment for one sandboxed driver process."""
-    if isolated():
-        return _bwrap_argv(limits), {}
+def warm_command(disk_mb: int) -> list[str]:
+    """argv of a warm sandbox: bubblewrap around the zygote (zygote.py), which forks each job's
+    driver; its /work and /tmp hold `disk_mb` each."""
+    return _bwrap_argv(Limits(disk_mb=disk_mb), "zygote.py")
+
+
+def unisolated_command() -> tuple[list[str], dict[str, str]]:
+    """argv and environment of one driver process without isolation (only where the user opted in)."""
     require()
     return [interpreter()[0], "-I", "-S", str(DRIVER_DIR / "driver.py")], dict(ENV)
 

@@ -96,7 +96,9 @@ def run_sealed(job: dict, limits: Limits) -> Sealed:
     guarded = {"code": subset.add_guards(job["code"])}
     if expression is not None:
         guarded["expression"] = subset.add_guards(expression, "eval")
-    proc = Proc({**job, **guarded, "mode": "call", "preload": list(subset.EXTENSIONS)}, limits)
+    proc = Proc(
+        {**job, **guarded, "mode": "call", "preload": list(subset.EXTENSIONS)}, limits, fresh_interpreter=True
+    )
     ended = proc.wait(time.monotonic() + limits.wall)
     if ended.status in ("timeout", "memory"):
         return Sealed(ended.status, reason=ended.reason)

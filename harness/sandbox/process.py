@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.sandbox import cgroup, exits, isolation
+from harness.sandbox import cgroup, exits, isolation, warm
 from harness.sandbox.limits import Limits
 
 
@@ -65,55 +65,109 @@ def remove_stale() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+class Unisolated:
+    """A driver process started on its own, without isolation (only where the user opted in)."""
+
+    def __init__(self, fds: list[int], group: cgroup.Cgroup | None):
+        argv, env = isolation.unisolated_command()
+        argv += [str(fds[3]), str(fds[4])]
+        if group is not None:  # join the group before anything runs
+            joins = " && ".join(f'echo $$ > "{d}/cgroup.procs"' for d in set(group.dirs.values()))
+            argv = ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *argv]
+        self.tempdir = tempfile.TemporaryDirectory(prefix=f"harness-sandbox-{os.getpid()}-")
+        self.popen = subprocess.Popen(
+            argv,
+            stdin=fds[0],
+            stdout=fds[1],
+            stderr=fds[2],
+            pass_fds=(fds[3], fds[4]),
+            env=env,
+            cwd=self.tempdir.name,
+            start_new_session=True,
+        )
+        self.lost = False
+
+    def fileno(self) -> None:
+        return None
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def wait(self) -> None:
+        self.popen.wait()
+        self.tempdir.cleanup()
+
+
 class Proc:
-    def __init__(self, job: dict, limits: Limits, stdin: bytes | None = None, key: bytes | None = None):
+    """One job's driver process. Isolated, it is forked in a warm sandbox (warm.py; with
+    `fresh_interpreter`, a new Python there, with its own hash seed and address layout); without
+    isolation, where the user opted in, a process of its own (`Unisolated`)."""
+
+    def __init__(
+        self,
+        job: dict,
+        limits: Limits,
+        stdin: bytes | None = None,
+        key: bytes | None = None,
+        fresh_interpreter: bool = False,
+    ):
         self.limits = limits
-        argv, env = isolation.command(limits)
         remove_stale()
         self.key, self._received = key, 0
         self.group = (
             cgroup.Cgroup(limits.processes, limits.memory_mb << 20) if cgroup.available()[0] else None
         )
+        stdin_r, self._stdin = os.pipe()
+        self._stdout, stdout_w = os.pipe()
+        self._stderr, stderr_w = os.pipe()
         to_child, self._requests = os.pipe()
         self._replies, from_child = os.pipe()
-        argv = argv + [str(to_child), str(from_child)]
-        if self.group is not None:  # join the group before bwrap forks anything
-            joins = " && ".join(f'echo $$ > "{d}/cgroup.procs"' for d in set(self.group.dirs.values()))
-            argv = ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *argv]
+        theirs = [stdin_r, stdout_w, stderr_w, to_child, from_child]
         self.started = time.monotonic()
-        self.popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(to_child, from_child),
-            env=env,
-            cwd="/" if isolation.isolated() else self._workdir(),
-            start_new_session=True,
-        )
-        os.close(to_child)
-        os.close(from_child)
+        try:
+            self.child = (
+                warm.Job(limits.disk_mb, theirs, self.group, fresh_interpreter)
+                if isolation.isolated()
+                else Unisolated(theirs, self.group)
+            )
+        except BaseException:
+            for fd in (self._stdin, self._stdout, self._stderr, self._requests, self._replies):
+                os.close(fd)
+            if self.group is not None:
+                self.group.remove()
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        self._open = {self._stdin, self._stdout, self._stderr, self._requests, self._replies}
         self.stdout, self.stderr, self._reply_buffer = bytearray(), bytearray(), bytearray()
         self.stderr_dropped = 0
         self.failure: tuple[str, str] | None = None  # (status, reason) of a limit we enforced
         self._ended: Exit | None = None
-        self._outgoing = {self._requests: bytearray(), self.popen.stdin.fileno(): bytearray(stdin or b"")}
+        self._outgoing = {self._requests: bytearray(), self._stdin: bytearray(stdin or b"")}
         self._selector = selectors.DefaultSelector()
-        for stream in (self.popen.stdout, self.popen.stderr):
-            os.set_blocking(stream.fileno(), False)
-            self._selector.register(stream.fileno(), selectors.EVENT_READ)
-        os.set_blocking(self._replies, False)
-        self._selector.register(self._replies, selectors.EVENT_READ)
+        for fd in (self._stdout, self._stderr, self._replies):
+            os.set_blocking(fd, False)
+            self._selector.register(fd, selectors.EVENT_READ)
+        self._watched = self.child.fileno()  # readable when the process has ended (warm sandboxes)
+        if self._watched is not None:
+            self._selector.register(self._watched, selectors.EVENT_READ)
         for fd in self._outgoing:
             os.set_blocking(fd, False)
             self._selector.register(fd, selectors.EVENT_WRITE)
         if not stdin:
-            self._close_output(self.popen.stdin.fileno())
+            self._close_output(self._stdin)
         self.send({**job, "limits": limits.for_driver(), "packages": isolation.packages_path()})
-
-    def _workdir(self) -> str:
-        self.tempdir = tempfile.TemporaryDirectory(prefix=f"harness-sandbox-{os.getpid()}-")
-        return self.tempdir.name
 
     def send(self, message: dict) -> None:
         if self._ended is None and self._requests in self._outgoing:
@@ -160,7 +214,7 @@ class Proc:
     def wait(self, deadline: float) -> Exit:
         """Let the process finish (killing it at `deadline`) and say how it ended."""
         try:
-            while self.popen.poll() is None:
+            while self.child.poll() is None and not self.child.lost:
                 self._pump(deadline)
         except Ended:
             pass
@@ -184,6 +238,10 @@ class Proc:
         events = self._selector.select(min(remaining, poll))
         for key, _ in events:
             fd = key.fd
+            if fd == self._watched:
+                if self.child.poll() is not None or self.child.lost:
+                    self._selector.unregister(fd)
+                continue
             if fd in self._outgoing:
                 self._write(fd)
                 continue
@@ -199,7 +257,7 @@ class Proc:
                 if len(self._reply_buffer) > self.limits.output_mb << 20:
                     self._fail("error", f"reply larger than {self.limits.output_mb} MB")
                     raise Ended("reply too large")
-            elif fd == self.popen.stdout.fileno():
+            elif fd == self._stdout:
                 self.stdout += chunk
                 if len(self.stdout) > self.limits.output_mb << 20:
                     self._fail("error", f"output limit of {self.limits.output_mb} MB")
@@ -235,7 +293,12 @@ class Proc:
             del self._outgoing[fd]
             if fd in self._selector.get_map():
                 self._selector.unregister(fd)
-            os.close(fd) if fd == self._requests else self.popen.stdin.close()
+            self._close(fd)
+
+    def _close(self, fd: int) -> None:
+        if fd in self._open:
+            self._open.discard(fd)
+            os.close(fd)
 
     def _fail(self, status: str, reason: str) -> None:
         if self.failure is None:
@@ -246,13 +309,10 @@ class Proc:
         """SIGKILL the whole tree: the process group, the pid namespace (with bwrap), the cgroup."""
         if self._ended is not None:
             return
-        try:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self.child.kill()
         if self.group is not None:
             self.group.kill()
-        self.popen.wait()
+        self.child.wait()
 
     def _exit(self) -> Exit:
         if self._ended is None:
@@ -260,7 +320,7 @@ class Proc:
         return self._ended
 
     def _collect(self) -> Exit:
-        code = self.popen.returncode
+        code = self.child.returncode
         stderr = self.stderr.decode(errors="replace")
         if self.group is not None:
             memory = self.group.out_of_memory()
@@ -269,19 +329,13 @@ class Proc:
             memory = False
         for fd in list(self._selector.get_map()):
             self._selector.unregister(fd)
-        for fd in (self._requests, self._replies):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            if stream and not stream.closed:
-                stream.close()
-        if hasattr(self, "tempdir"):
-            self.tempdir.cleanup()
+        for fd in list(self._open):
+            self._close(fd)
         seconds = time.monotonic() - self.started
         if self.failure is not None:
             status, reason = self.failure
+        elif self.child.lost:
+            status, reason = "error", "the sandbox's worker ended or stopped answering during the job"
         elif memory or code == exits.MEMORY:  # the cgroup's count, or the driver's status: never the text
             status, reason = "memory", f"memory limit of {self.limits.memory_mb} MB"
         elif code in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU, 128 + signal.SIGKILL):

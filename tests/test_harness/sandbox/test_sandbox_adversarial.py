@@ -39,11 +39,12 @@ FAST = Limits(wall=2.0, cpu=2.0, memory_mb=256, processes=16, file_mb=16, disk_m
 CHECKED = Limits(wall=10.0, cpu=2.0, memory_mb=256, processes=16, file_mb=16, disk_mb=64, output_mb=4)
 SLACK = 2.5  # seconds beyond a limit that the harness may take to notice, kill and clean up
 
-# Inside the sandbox the program is a low pid in its own pid namespace with the driver at /sandbox;
+# Inside the sandbox the host name is 'sandbox', the driver is at /sandbox and this checkout is absent;
 # hostile code that signals other processes checks this first, so a broken sandbox cannot hurt the host.
 GUARD = """
 import os as _os, sys as _sys
-if _os.getpid() > 50 or not _os.path.isfile("/sandbox/driver.py") or _os.path.exists("/work/main"):
+if (_os.uname().nodename != "sandbox" or not _os.path.isfile("/sandbox/driver.py")
+        or _os.path.exists("/work/main")):
     raise SystemExit("refusing to run the hostile part outside the sandbox")
 """
 

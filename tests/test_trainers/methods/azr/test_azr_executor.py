@@ -16,7 +16,7 @@ import time
 import pytest
 from sandbox_helpers import own_cgroups, survivors, without_subset
 
-from harness.sandbox import Limits, Served, isolated
+from harness.sandbox import Limits, isolated
 from trainers.methods.azr import executor
 from trainers.methods.azr.executor import (
     FIG8,
@@ -31,6 +31,7 @@ from trainers.methods.azr.executor import (
     check_induction,
     forbidden,
     refusal,
+    run_f,
     split_cases,
     validate,
 )
@@ -182,12 +183,12 @@ def test_deterministic_program_is_valid_with_its_output():
 
 
 @sandboxed
-def test_each_sandbox_has_its_own_hash_seed():
-    values = set()
-    for _ in range(2):
-        with Served("def f():\n    return hash('x')", FAST) as served:
-            values.add(served.call("f", []))
-    assert len(values) == 2
+def test_each_sealed_run_has_its_own_hash_seed():
+    """Validation's runs are compared for determinism: each is a fresh interpreter, even in a warm
+    sandbox, whose forks would otherwise share the zygote's hash seed."""
+    code = "def f():\n    return hash('x')"
+    values = {run_f(code, ((), {}), FAST, calls=1)[0] for _ in range(3)}
+    assert len(values) == 3
 
 
 @sandboxed
@@ -304,7 +305,7 @@ def test_fork_bomb_is_invalid_and_leaves_nothing(mark, monkeypatch):
         f"""
         def f():
             o = getattr(globals()['__buil' + 'tins__'], '__imp' + 'ort__')('o' + 's')
-            if o.getpid() > 50 or not o.path.isfile('/sandbox/driver.py'):
+            if o.uname().nodename != 'sandbox' or not o.path.isfile('/sandbox/driver.py'):
                 raise SystemExit('refusing to run the hostile part outside the sandbox')
             for generation in range(12):  # 4096 processes without a cap
                 try:

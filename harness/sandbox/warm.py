@@ -1,0 +1,214 @@
+"""Warm sandboxes: a bubblewrap sandbox kept between jobs, forking each job's driver from a zygote.
+
+Starting bubblewrap and Python costs tens of milliseconds a program; a fork from a zygote that has
+already imported the driver costs about one. A `Worker` is one sandbox running zygote.py; it runs one
+job at a time and, before it takes the next, its zygote has killed and reaped every process the last
+job left and emptied the scratch folders (see zygote.py). Idle workers wait in a pool per disk size.
+Each job still gets its own pipes, rlimits, cgroup (joined by the harness before the job is sent) and
+wall clock; a worker that misbehaves (it died, stopped answering, or could not clean up) is killed
+and replaced, and the job it held ends as an error of its own, never silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from harness.sandbox import isolation
+from harness.sandbox.cgroup import Cgroup
+
+START_SECONDS = 30.0  # a worker's bubblewrap and zygote starting, on a loaded machine
+CLEAN_SECONDS = 10.0  # a job's leftovers killed and its folders emptied, after the job ended
+# workers are started from one long-lived thread: bubblewrap's --die-with-parent follows the thread
+# that started it, and the scorers' threads come and go
+_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-sandbox-spawner")
+_idle: dict[int, list[Worker]] = {}
+_lock = threading.Lock()
+
+
+class WorkerLost(Exception):
+    """The worker's zygote ended or broke its protocol."""
+
+
+class Worker:
+    """One warm sandbox (bubblewrap around zygote.py) and its control socket."""
+
+    def __init__(self, disk_mb: int):
+        self.disk_mb = disk_mb
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.control.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # each message names its sender
+        argv = isolation.warm_command(disk_mb) + [str(theirs.fileno())]
+        self.popen = _spawner.submit(
+            subprocess.Popen,
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(theirs.fileno(),),
+            env={},
+            cwd="/",
+            start_new_session=True,
+        ).result()
+        theirs.close()
+        try:
+            message, _ = self.receive(time.monotonic() + START_SECONDS)
+        except WorkerLost:
+            self.close()
+            raise
+        if message is None or "ready" not in message:
+            self.close()
+            raise WorkerLost("the warm sandbox did not start")
+
+    def receive(self, deadline: float) -> tuple[dict | None, int]:
+        """The zygote's (or a just-forked child's) next message and its sender's pid on this machine;
+        (None, 0) if none came before `deadline`."""
+        ready, _, _ = select.select([self.control], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            return None, 0
+        try:
+            data, ancillary, _, _ = self.control.recvmsg(1 << 12, socket.CMSG_SPACE(12))
+        except OSError as e:
+            raise WorkerLost(str(e)) from None
+        if not data:
+            raise WorkerLost("the zygote ended")
+        sender = 0
+        for level, kind, body in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(body) >= 12:
+                sender = struct.unpack("3i", body[:12])[0]
+        try:
+            message = json.loads(data)
+        except ValueError:
+            raise WorkerLost("malformed message from the zygote") from None
+        if not isinstance(message, dict):
+            raise WorkerLost("malformed message from the zygote")
+        return message, sender
+
+    def fork(self, fds: list[int], fresh: bool) -> int:
+        """Start a job's driver on `fds` (stdin, stdout, stderr, requests, replies), in a fresh
+        interpreter with `fresh`; its pid here."""
+        try:
+            socket.send_fds(self.control, [json.dumps({"fork": True, "exec": fresh}).encode()], fds)
+        except OSError as e:
+            raise WorkerLost(str(e)) from None
+        message, sender = self.receive(time.monotonic() + START_SECONDS)
+        if message != {"started": True} or sender <= 0:
+            raise WorkerLost("the zygote did not start the job")
+        return sender
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def close(self) -> None:
+        """Kill the whole sandbox (its bubblewraps take every process inside with them)."""
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.popen.wait()
+        self.control.close()
+
+
+def _take(disk_mb: int) -> Worker:
+    with _lock:
+        idle = _idle.setdefault(disk_mb, [])
+        while idle:
+            worker = idle.pop()
+            if worker.alive():
+                return worker
+            worker.close()
+    return Worker(disk_mb)
+
+
+def _give_back(worker: Worker) -> None:
+    with _lock:
+        _idle.setdefault(worker.disk_mb, []).append(worker)
+
+
+def close_all() -> None:
+    """Kill every idle worker (the next job starts a fresh one)."""
+    with _lock:
+        workers = [w for idle in _idle.values() for w in idle]
+        _idle.clear()
+    for worker in workers:
+        worker.close()
+
+
+class Job:
+    """One job forked in a warm worker: the process handle `Proc` drives (poll, kill, wait)."""
+
+    def __init__(self, disk_mb: int, fds: list[int], group: Cgroup | None, fresh: bool):
+        for attempt in range(2):  # an idle worker may have died since it was put back
+            self.worker = _take(disk_mb)
+            try:
+                self.pid = self.worker.fork(fds, fresh)
+                break
+            except WorkerLost:
+                self.worker.close()
+                if attempt:
+                    raise
+        self.pidfd = os.pidfd_open(self.pid)  # the child cannot end before it has read its job
+        if group is not None:
+            group.add(self.pid)
+        self.returncode: int | None = None
+        self.lost = False
+
+    def fileno(self) -> int:
+        """Readable when the zygote has something to say (the job's end)."""
+        return self.worker.control.fileno()
+
+    def poll(self) -> int | None:
+        if self.returncode is None and not self.lost:
+            self._receive(time.monotonic())
+        return self.returncode
+
+    @property
+    def ended(self) -> bool:
+        return self.returncode is not None or self.lost
+
+    def kill(self) -> None:
+        if not self.ended:
+            try:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def wait(self) -> None:
+        """Until the zygote says the job ended and its worker is clean; else the worker is lost.
+        Then the worker goes back to the pool (once)."""
+        if self.pidfd < 0:
+            return
+        deadline = time.monotonic() + CLEAN_SECONDS
+        while not self.ended:
+            if time.monotonic() > deadline:
+                self._lose()
+                break
+            self._receive(deadline)
+        os.close(self.pidfd)
+        self.pidfd = -1
+        if not self.lost:
+            _give_back(self.worker)
+
+    def _receive(self, deadline: float) -> None:
+        try:
+            message, _ = self.worker.receive(deadline)
+        except WorkerLost:
+            self._lose()
+            return
+        if message is None:
+            return
+        if set(message) == {"exit"} and type(message["exit"]) is int:
+            self.returncode = message["exit"]
+        else:
+            self._lose()
+
+    def _lose(self) -> None:
+        self.lost = True
+        self.worker.close()
