@@ -8,7 +8,8 @@ running as root sets up the mounts as root, drops to uid/gid 65534 (nobody, no g
 capabilities) with setpriv, and a second bubblewrap puts the code in a user namespace of its own
 that maps nobody to host nobody and allows no further user namespaces, and in a pid namespace of its
 own (so it cannot signal the bubblewraps, which run as nobody too); a harness running as another
-user runs one bubblewrap that maps nobody to that user.
+user runs one bubblewrap that maps nobody to that user. Either way the first process inside is the
+init of that pid namespace (--as-pid-1): the zygote of a warm sandbox (warm.py, zygote.py).
 
 Without working bubblewrap, code does not run (`require` raises) unless the user opted in
 (`--unsafe-no-sandbox`, i.e. HARNESS_UNSAFE_NO_SANDBOX=1); then it runs under rlimits only, as the

@@ -8,16 +8,25 @@ answers, without the cache, alternating old and new `--repeats` times; prints se
 and per check for each, their ratio (new / old: above 1 is slower), the sandbox processes each
 started, and whether the two agree on every verdict.
 
+Then the sandbox itself (issue 54): this checkout's executor and sandbox against the whole tree at
+`--against` (default 9ffbf0f, the last tree that started one bubblewrap sandbox per program, before
+the warm sandboxes), each validating the same proposals in a process of its own (the tree put first
+on sys.path), alternating `--repeats` times: proposals validated per second for each, their ratio, and
+whether the outputs agree.
+
     python tests/perf/bench_azr_sealed.py [--inputs 2] [--answers 2] [--repeats 2] [--workers W]
+        [--against REV]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -86,10 +95,53 @@ def one_pass(module, limits: Limits, todo: list, workers: int | None, options, s
     }
 
 
+RATE = """
+import json, sys, time
+sys.path[:0] = [{tree!r}, {tree!r} + "/tests/perf"]
+from bench_azr_executor import proposals
+from harness.sandbox import Limits
+from trainers.methods.azr.executor import Executor
+todo = proposals({inputs})
+executor = Executor(Limits(**{limits!r}), cache=False, workers={workers!r})
+started = time.perf_counter()
+runs = executor.validate_many(todo)
+seconds = time.perf_counter() - started
+print(json.dumps({{"rate": len(todo) / seconds, "outputs": [r.output for r in runs]}}))
+"""
+
+
+def validation_rate(tree: Path, options, limits: Limits) -> dict:
+    """Proposals validated per second by the executor and sandbox of `tree`, in a process of its own."""
+    script = RATE.format(tree=str(tree), inputs=options.inputs, limits=vars(limits), workers=options.workers)
+    ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return json.loads(ended.stdout.splitlines()[-1])
+
+
+def against_tree(revision: str, options, limits: Limits) -> bool:
+    """This checkout's validations per second against the tree at `revision`; whether outputs agree."""
+    with tempfile.TemporaryDirectory() as folder:
+        archive = subprocess.run(["git", "archive", revision], cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", folder], input=archive.stdout, check=True)
+        rates: dict[str, list[float]] = {revision: [], "this tree": []}
+        outputs = []
+        for _ in range(options.repeats):
+            for name, tree in ((revision, Path(folder)), ("this tree", ROOT)):
+                result = validation_rate(tree, options, limits)
+                rates[name].append(result["rate"])
+                outputs.append(result["outputs"])
+                print(f"{name}: {result['rate']:.1f} proposals validated per second", flush=True)
+    before, after = (statistics.median(rates[name]) for name in (revision, "this tree"))
+    agree = all(o == outputs[0] for o in outputs)
+    print(f"median validations/s: {revision} {before:.1f}, this tree {after:.1f}, {after / before:.2f}x")
+    print(f"{revision} and this tree agree on every output: {agree}")
+    return agree
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old", default="21d7fd5^", help="git revision of the old executor")
     parser.add_argument("--repeats", type=int, default=2, help="old/new passes, alternating")
+    parser.add_argument("--against", default="9ffbf0f", help="git revision of the sandbox to compare")
     options, limits = parse_options(parser, 2, 2)
     old = old_executor(options.old)
     started = Counted()
@@ -120,7 +172,8 @@ def main() -> int:
             f"new/old {after / before:.2f}x"
         )
     print(f"old and new agree on every output and verdict: {agree}")
-    return 0 if agree else 1
+    same_outputs = against_tree(options.against, options, limits)
+    return 0 if agree and same_outputs else 1
 
 
 if __name__ == "__main__":
