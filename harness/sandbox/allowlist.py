@@ -1,8 +1,11 @@
 """The attributes a program in the language subset may read, named one by one: per type, by its
 module and qualified name, and per allowed module. Public names only (no underscore), without the
 names subset.ATTRIBUTES refuses and the class builders that run generated code or build classes from
-values (collections.namedtuple; typing's NamedTuple, TypedDict, NewType), and operator's subscripts
-(getitem, setitem, delitem, itemgetter), which would subscript past the ITEM guard.
+values (collections.namedtuple; typing's NamedTuple, TypedDict, NewType), operator's subscripts
+(getitem, setitem, delitem, itemgetter), which would subscript past the ITEM guard, typing's
+decorators that write an attribute on whatever they are given (no_type_check, final,
+dataclass_transform, runtime_checkable, abstractmethod: a write on an object not the program's), and
+AttributeError's ``obj`` (the object a failed lookup was made on: a class's ``__dict__``, once).
 
 subset.check_program refuses, statically, an attribute named in no list here that the program does not
 define itself; the sealed executor then checks every attribute read against the list of the object's
@@ -483,7 +486,6 @@ TYPES: dict[str, tuple[str, ...]] = {
         "add_note",
         "args",
         "name",
-        "obj",
         "with_traceback",
     ),
     "builtins.BlockingIOError": (
@@ -1198,23 +1200,17 @@ MODULES: dict[str, tuple[str, ...]] = {
         "V_co",
         "ValuesView",
         "WrapperDescriptorType",
-        "abstractmethod",
         "assert_never",
         "assert_type",
         "cast",
         "clear_overloads",
-        "dataclass_transform",
         "defaultdict",
-        "final",
         "get_args",
         "get_origin",
         "get_overloads",
         "is_typeddict",
-        "no_type_check",
-        "no_type_check_decorator",
         "overload",
         "re",
         "reveal_type",
-        "runtime_checkable",
     ),
 }

@@ -311,6 +311,9 @@ STRIPPED = (
     "setitimer",
     "alarm",
     "signal",
+    "pidfd_open",
+    "pidfd_send_signal",
+    "login_tty",
 )
 
 

@@ -6,8 +6,12 @@ names from `BUILTINS`, imports from `MODULES`. On top of that allowlist it refus
 
 - every name, identifier and attribute that starts with ``_`` (a bare ``_`` is an ordinary variable),
   except the method names in `DUNDER_METHODS` when defined directly in a class body;
-- `type` except as a one-argument call compared with something (``type(x) is int``): as a value,
-  ``type(type(0))`` is the class builder under another spelling;
+- `type` except as a one-argument call compared by identity (``type(x) is int``), or by ``==`` and
+  ``!=`` with such calls and builtin type names the program never binds (``type(x) == list``): as a
+  value, ``type(type(0))`` is the class builder under another spelling, and any other comparison
+  (``in``, ``<``, ``==`` with another operand) would hand it to the other side's ``__contains__``,
+  ``__gt__`` or ``__eq__``, which a program may define (``type(int) in box`` gave a program the class
+  builder);
 - class bases other than ``object``, the builtin exceptions and the program's own classes (a base
   from a module brings its machinery: metaclasses, ``__class_getitem__``...);
 - attributes that reach frames, code objects or tracebacks (``f_``, ``tb_``, ``gi_``, ``cr_``,
@@ -158,6 +162,10 @@ BUILTINS = frozenset(
 )
 # the classes a program's class may derive from, besides its own
 BASES = frozenset({"object", *_EXCEPTIONS})
+# the builtin classes `type(x)` may be compared with by `==` (their metaclass is type: equality is identity)
+TYPE_NAMES = frozenset(
+    {"int", "float", "complex", "bool", "str", "bytes", "list", "tuple", "dict", "set", "frozenset", "range"}
+)
 # every other builtin (getattr, vars, eval, exec, compile, open, input, breakpoint, memoryview...)
 REFUSED_BUILTINS = frozenset(name for name in dir(builtins) if name not in BUILTINS)
 FRAME_PREFIXES = ("f_", "tb_", "gi_", "cr_", "ag_", "co_")
@@ -342,19 +350,34 @@ class _Walk:
         for child in ast.iter_child_nodes(node):
             self.visit(child, isinstance(node, ast.ClassDef))
 
+    def runs_no_method(self, node: ast.Compare) -> bool:
+        """Whether the comparison calls no method a program may define: by identity only, or `==` and
+        `!=` between `type(x)` calls (plain classes, whose `__eq__` is type's) and builtin type names
+        the program never binds (`type(x) == list`)."""
+        if all(isinstance(op, ast.Is | ast.IsNot) for op in node.ops):
+            return True
+        return all(isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq) for op in node.ops) and all(
+            self.plain_class(operand) for operand in (node.left, *node.comparators)
+        )
+
+    def plain_class(self, node: ast.AST) -> bool:
+        if _one_argument_call(node):
+            return node.func.id == "type"
+        return isinstance(node, ast.Name) and node.id in TYPE_NAMES and not self.bindings[node.id]
+
     def rule(self, node: ast.AST, in_class: bool) -> None:
         if isinstance(node, ast.Name):
             _identifier(node.id)
             if node.id in REFUSED_BUILTINS:
                 raise _Refused(f"{node.id} is not allowed")
             if node.id == "type" and id(node) not in self.type_calls:
-                raise _Refused("type is allowed only compared, as in type(x) is int")
+                raise _Refused("type is allowed only compared, as in type(x) is int or type(x) == list")
         elif isinstance(node, ast.Attribute):
             if not _literal_format(node):
                 _attribute(node.attr)
                 if node.attr not in NAMES and node.attr not in self.own:
                     self.unknown.append(node.attr)
-        elif isinstance(node, ast.Compare):
+        elif isinstance(node, ast.Compare) and self.runs_no_method(node):
             for operand in (node.left, *node.comparators):
                 if _one_argument_call(operand):
                     self.type_calls.add(id(operand.func))

@@ -128,10 +128,18 @@ def test_an_import_is_refused_exactly_when_the_rules_say(module, name, shape):
 )
 def test_a_call_is_refused_exactly_when_the_rules_say(function, count, keyword):
     arguments = ", ".join(["a"] * count + (["key=b"] if keyword else []))
-    for shape in ("y = {call}", "y = {call} is int", "y = int != {call}", "y = {call} in (int, str)"):
+    plain = ("y = {call} is int", "y = a is {call} is not int", "y = int != {call}", "y = {call} == list")
+    others = (
+        "y = {call}",
+        "y = {call} in (int, str)",
+        "y = {call} < b",
+        "y = {call} is a == b",
+        "y = {call} == k",
+    )
+    for shape in plain + others:
         refused = check_program(shape.format(call=f"{function}({arguments})")) is not None
-        if function == "type":  # compared, with one argument: never a value
-            assert refused == (count != 1 or keyword or shape == "y = {call}"), shape
+        if function == "type":  # one argument, compared with no method of the program's: never a value
+            assert refused == (count != 1 or keyword or shape in others), shape
         else:
             assert refused == name_refused(function), function
 
@@ -198,6 +206,7 @@ def test_a_forbidden_attribute_is_refused_wherever_it_is_nested(attribute, aroun
 
 # --- the escapes of issue 44 and the design's list of tricks, each refused with its reason --------------
 
+TYPE_COMPARED = "type is allowed only compared, as in type(x) is int or type(x) == list"
 ESCAPES = {
     "().__class__.__base__.__subclasses__()": "attribute __subclasses__ is not allowed",
     "sys.modules['__main__'].DENIED_EVENTS = ()": "string '__main__' is not allowed",
@@ -222,11 +231,11 @@ ESCAPES = {
     "import typing\ntyping.sys": "attribute sys is not allowed",
     "from statistics import random": "attribute random is not allowed",
     "import re\nre.enum": "attribute enum is not allowed",
-    "type('X', (), {})": "type is allowed only compared, as in type(x) is int",
-    "t = type": "type is allowed only compared, as in type(x) is int",
+    "type('X', (), {})": TYPE_COMPARED,
+    "t = type": TYPE_COMPARED,
     # the third probe's: the class builder as type(type(0)), copy's reducers, a name-driven lookup
-    "B = type(type(0))\nB('X', (), {})": "type is allowed only compared, as in type(x) is int",
-    "t = type(0)": "type is allowed only compared, as in type(x) is int",
+    "B = type(type(0))\nB('X', (), {})": TYPE_COMPARED,
+    "t = type(0)": TYPE_COMPARED,
     "import copy\ncopy.dispatch_table[C] = r": "attribute dispatch_table is not allowed",
     "from functools import cached_property": "attribute cached_property is not allowed",
     "import functools\nfunctools.partialmethod(f)": "attribute partialmethod is not allowed",
@@ -256,6 +265,20 @@ ESCAPES = {
     "def f(_a):\n    return _a": "name _a is not allowed",
     "\uff47etattr(x, 'y')": "getattr is not allowed",  # a fullwidth g: identifiers are NFKC-normalised
     "x.\uff46_back": "attribute f_back is not allowed",
+    # the fourth probe's: type handed to a method of the other operand (a program's __contains__, __eq__
+    # or __gt__ received the class builder), and AttributeError.obj (a class's __dict__)
+    "class B:\n    def __contains__(self, x):\n        return True\ntype(int) in B()": TYPE_COMPARED,
+    "type(int) == k": TYPE_COMPARED,
+    "type(int) < k": TYPE_COMPARED,
+    "type(int) == g(k)": TYPE_COMPARED,
+    "list = k\ntype(int) == list": TYPE_COMPARED,
+    "try:\n    pass\nexcept AttributeError as e:\n    d = e.obj": (
+        "attribute obj is on no allowed type or module"
+    ),
+    "import typing, string\ntyping.no_type_check(string.Template)": (
+        "attribute no_type_check is on no allowed type or module"
+    ),
+    "from typing import final": "typing.final is not allowed",
 }
 
 

@@ -296,6 +296,19 @@ def test_writing_outside_is_invalid_and_nothing_reaches_the_host(tmp_path, monke
 
 
 @sandboxed
+@pytest.mark.parametrize(
+    "module, name", [("os", "pidfd_open"), ("_signal", "pidfd_send_signal"), ("os", "login_tty")]
+)
+def test_the_seal_takes_the_pidfd_and_terminal_calls_too(module, name, monkeypatch):
+    """Past layer 1 (the fourth probe's route), a pidfd would let the code signal itself or the process
+    holding the reply: choose a 'timeout' in 0.1 s."""
+    without_subset(monkeypatch)
+    code = f"import {module}\ndef f():\n    return {module}.{name}"
+    missing = f"raised AttributeError: module '{module}' has no attribute '{name}'"
+    assert validate(code, "", FAST, names=()).reason == missing
+
+
+@sandboxed
 def test_fork_bomb_is_invalid_and_leaves_nothing(mark, monkeypatch):
     assert validate("import os\ndef f():\n    while True:\n        os.fork()", "", FAST).reason == (
         "forbidden import os"

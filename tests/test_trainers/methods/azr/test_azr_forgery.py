@@ -262,6 +262,40 @@ def test_past_the_subset_a_forging_proposal_is_still_invalid(name, monkeypatch):
     assert run.output != "42" and run.reason != "memory", (name, run)
 
 
+# the fourth probe's escape: `type` handed to a program's __contains__ by `in`, then a class built with
+# a reducer, copy's reconstruction and AttributeError.obj gave object.__dict__, object.__getattribute__
+# and the real builtins; validate called it valid with output 42
+FOURTH_PROBE = """
+import copy
+class Box:
+    def __init__(self):
+        self.got = []
+    def __contains__(self, item):
+        self.got.append(item)
+        return True
+def dunder(s):
+    return '_' * 2 + s + '_' * 2
+def class_dict(cls):
+    b = Box()
+    type(int) in b
+    R = b.got[0]('R', (object,), {dunder('reduce_ex'): lambda self, proto: (lambda: cls, (), {'a': 1})})
+    try:
+        copy.copy(R())
+    except AttributeError as e:
+        return e.obj
+def f(x):
+    ga = dict(class_dict(object))[dunder('getattribute')]
+    real = ga(f, dunder('globals'))[dunder('builtins')]
+    return ga(real, 'eval')('x * 6', {'x': x})
+"""
+
+
+def test_the_fourth_probes_escape_is_refused_before_it_runs():
+    run = validate(FOURTH_PROBE, "7")
+    assert not run.valid and run.output != "42"
+    assert run.reason == f"{OUTSIDE}: type is allowed only compared, as in type(x) is int or type(x) == list"
+
+
 def test_text_on_stderr_chooses_no_status(monkeypatch):
     """A program that writes "MemoryError" and returns is valid; one that raises a MemoryError of its
     own is a raise, not "memory": the status comes from the exit status and the harness's limits."""
