@@ -4,8 +4,10 @@ names subset.ATTRIBUTES refuses and the class builders that run generated code o
 values (collections.namedtuple; typing's NamedTuple, TypedDict, NewType), operator's subscripts
 (getitem, setitem, delitem, itemgetter), which would subscript past the ITEM guard, typing's
 decorators that write an attribute on whatever they are given (no_type_check, final,
-dataclass_transform, runtime_checkable, abstractmethod: a write on an object not the program's), and
-AttributeError's ``obj`` (the object a failed lookup was made on: a class's ``__dict__``, once).
+dataclass_transform, runtime_checkable, abstractmethod: a write on an object not the program's),
+the class builders typing holds (ABCMeta, NamedTupleMeta) and hands out (get_origin(Type) is type;
+get_args), and AttributeError's ``obj`` (the object a failed lookup was made on: a class's
+``__dict__``, once).
 
 subset.check_program refuses, statically, an attribute named in no list here that the program does not
 define itself; the sealed executor then checks every attribute read against the list of the object's
@@ -1108,7 +1110,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "whitespace",
     ),
     "typing": (
-        "ABCMeta",
         "AbstractSet",
         "Annotated",
         "Any",
@@ -1157,7 +1158,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "MutableMapping",
         "MutableSequence",
         "MutableSet",
-        "NamedTupleMeta",
         "Never",
         "NoReturn",
         "NotRequired",
@@ -1205,8 +1205,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "cast",
         "clear_overloads",
         "defaultdict",
-        "get_args",
-        "get_origin",
         "get_overloads",
         "is_typeddict",
         "overload",

@@ -11,6 +11,8 @@ import importlib
 import keyword
 import math
 import re
+import subprocess
+import sys
 import types
 from collections import Counter, deque
 from fractions import Fraction
@@ -279,6 +281,14 @@ ESCAPES = {
         "attribute no_type_check is on no allowed type or module"
     ),
     "from typing import final": "typing.final is not allowed",
+    # found after it: class builders typing holds and hands out
+    "import typing\nC = typing.ABCMeta('C', (dict,), {})": (
+        "attribute ABCMeta is on no allowed type or module"
+    ),
+    "import typing\nT = typing.get_origin(typing.Type)": (
+        "attribute get_origin is on no allowed type or module"
+    ),
+    "from typing import NamedTupleMeta": "typing.NamedTupleMeta is not allowed",
 }
 
 
@@ -442,7 +452,55 @@ def test_no_chain_of_allowed_attribute_reads_reaches_the_interpreter():
             found.append(f"{chain}: a class's __dict__")
         elif callable(value) and id(value) in refused_builtins:
             found.append(f"{chain}: builtin {value!r}")
+        elif _class_builder(value):
+            found.append(f"{chain}: class builder {value!r}")
     assert reached > 2_000 and found == []  # 4,229 reads on Python 3.11
+
+
+def _class_builder(value: object) -> bool:
+    """`type` or another metaclass: called with three arguments, it builds a class with any base and
+    any dunder method, past the subset's rules on both."""
+    return isinstance(value, type) and issubclass(value, type)
+
+
+# every listed function of the allowed modules called on every listed value of theirs, each call under
+# a 0.2 s timer, in a process of its own (some calls write on what they are given)
+CALLS = """
+import importlib, signal
+from harness.sandbox import allowlist
+
+def builder(value):
+    return isinstance(value, type) and issubclass(value, type)
+
+def stop(*_):
+    raise TimeoutError
+
+signal.signal(signal.SIGALRM, stop)
+modules = allowlist.MODULES.items()
+values = {f"{m}.{n}": getattr(importlib.import_module(m), n) for m, names in modules for n in names}
+for name, function in values.items():
+    if not callable(function) or isinstance(function, type):
+        continue
+    for argument, value in values.items():
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        try:
+            result = function(value)
+        except BaseException:
+            continue
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if any(builder(x) for x in (result if isinstance(result, tuple | list) else (result,))):
+            print(f"{name}({argument})")
+"""
+
+
+def test_no_listed_function_hands_out_a_class_builder():
+    """Calls (issue 52, part 8): typing.get_origin(typing.Type) was the class builder `type`, and
+    typing.ABCMeta one; no listed function of the allowed modules returns one (or a tuple or list
+    holding one) for any listed value of theirs. copy.copy and copy.deepcopy return what they are given."""
+    ended = subprocess.run([sys.executable, "-c", CALLS], capture_output=True, text=True, timeout=600)
+    assert ended.returncode == 0, ended.stderr[-2000:]
+    assert ended.stdout.splitlines() == []
 
 
 def test_every_module_built_from_c_that_the_allowed_modules_load_is_loaded_before_the_seal():
