@@ -2,8 +2,8 @@
 
 Everything is read outside the sandbox with hard limits: stdout is kept up to a cap (more kills the
 process), stderr keeps its first bytes, a message on the reply channel is at most `output_mb`, and
-every wait has a wall-clock deadline after which the whole tree (process group, pid namespace and
-cgroup) is killed. With a `key`, every message must carry HMAC-SHA256(key, "n:" + line) for its
+every wait has a wall-clock deadline after which the whole tree (the process, its cgroup, and the rest
+of its warm sandbox's pid namespace or, unisolated, its process group) is killed. With a `key`, every message must carry HMAC-SHA256(key, "n:" + line) for its
 sequence number n (the trusted checker's channel: a line written by anyone else ends the exchange).
 """
 
@@ -306,7 +306,8 @@ class Proc:
         self.kill()
 
     def kill(self) -> None:
-        """SIGKILL the whole tree: the process group, the pid namespace (with bwrap), the cgroup."""
+        """SIGKILL the whole tree: the job's process and its cgroup; what is left, the warm sandbox's
+        zygote kills (or, unisolated, the kill of the process group) before the job counts as ended."""
         if self._ended is not None:
             return
         self.child.kill()

@@ -11,6 +11,7 @@ and replaced, and the job it held ends as an error of its own, never silently.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -133,12 +134,16 @@ def _give_back(worker: Worker) -> None:
 
 
 def close_all() -> None:
-    """Kill every idle worker (the next job starts a fresh one)."""
+    """Kill every idle worker (the next job starts a fresh one); also when the harness exits, before
+    the spawner thread's end would take them."""
     with _lock:
         workers = [w for idle in _idle.values() for w in idle]
         _idle.clear()
     for worker in workers:
         worker.close()
+
+
+atexit.register(close_all)
 
 
 class Job:
@@ -154,11 +159,15 @@ class Job:
                 self.worker.close()
                 if attempt:
                     raise
-        self.pidfd = os.pidfd_open(self.pid)  # the child cannot end before it has read its job
-        if group is not None:
-            group.add(self.pid)
         self.returncode: int | None = None
         self.lost = False
+        try:
+            self.pidfd = os.pidfd_open(self.pid)  # the child cannot end before it has read its job
+            if group is not None:
+                group.add(self.pid)
+        except OSError:
+            self._lose()
+            raise
 
     def fileno(self) -> int:
         """Readable when the zygote has something to say (the job's end)."""
