@@ -3,8 +3,9 @@
 Everything is read outside the sandbox with hard limits: stdout is kept up to a cap (more kills the
 process), stderr keeps its first bytes, a message on the reply channel is at most `output_mb`, and
 every wait has a wall-clock deadline after which the whole tree (the process, its cgroup, and the rest
-of its warm sandbox's pid namespace or, unisolated, its process group) is killed. With a `key`, every message must carry HMAC-SHA256(key, "n:" + line) for its
-sequence number n (the trusted checker's channel: a line written by anyone else ends the exchange).
+of its warm sandbox's pid namespace or, unisolated, its process group) is killed. With a `key`, every
+message must carry HMAC-SHA256(key, "n:" + line) for its sequence number n (the trusted checker's
+channel: a line written by anyone else ends the exchange).
 """
 
 from __future__ import annotations
