@@ -64,6 +64,7 @@ def set_limits(limits):
         ("RLIMIT_NPROC", limits["processes"]),
         ("RLIMIT_NOFILE", 256),
         ("RLIMIT_CORE", 0),
+        ("RLIMIT_MSGQUEUE", 0),  # no POSIX message queue: none outlives its job unseen
     ):
         resource.setrlimit(getattr(resource, name), (value, value))
 

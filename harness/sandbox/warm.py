@@ -3,10 +3,11 @@
 Starting bubblewrap and Python costs tens of milliseconds a program; a fork from a zygote that has
 already imported the driver costs about one. A `Worker` is one sandbox running zygote.py; it runs one
 job at a time and, before it takes the next, its zygote has killed and reaped every process the last
-job left and emptied the scratch folders (see zygote.py). Idle workers wait in a pool per disk size.
-Each job still gets its own pipes, rlimits, cgroup (joined by the harness before the job is sent) and
-wall clock; a worker that misbehaves (it died, stopped answering, or could not clean up) is killed
-and replaced, and the job it held ends as an error of its own, never silently.
+job left, emptied the scratch folders and found nothing else changed (else it ends; see zygote.py).
+Idle workers wait in a pool per disk size. Each job still gets its own pipes, rlimits, cgroup (joined
+by the harness before the job is sent) and wall clock; a worker that misbehaves (it died, stopped
+answering, or could not clean up) is killed and replaced, and the job it held ends as an error of its
+own, never silently.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import struct
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.sandbox import isolation
@@ -117,15 +119,19 @@ class Worker:
         self.control.close()
 
 
-def _take(disk_mb: int) -> Worker:
-    with _lock:
-        idle = _idle.setdefault(disk_mb, [])
-        while idle:
-            worker = idle.pop()
-            if worker.alive():
-                return worker
+def _workers(disk_mb: int) -> Iterator[Worker]:
+    """The idle workers, the last put back first, then a new one."""
+    while True:
+        with _lock:
+            idle = _idle.setdefault(disk_mb, [])
+            worker = idle.pop() if idle else None
+        if worker is None:
+            break
+        if worker.alive():
+            yield worker
+        else:
             worker.close()
-    return Worker(disk_mb)
+    yield Worker(disk_mb)
 
 
 def _give_back(worker: Worker) -> None:
@@ -150,16 +156,17 @@ class Job:
     """One job forked in a warm worker: the process handle `Proc` drives (poll, kill, wait)."""
 
     def __init__(self, disk_mb: int, fds: list[int], group: Cgroup | None, fresh: bool):
-        for attempt in range(2):  # an idle worker may have died since it was put back
-            self.worker = _take(disk_mb)
+        for worker in _workers(disk_mb):  # an idle one may have died since it was put back: the next
             try:
-                self.pid = self.worker.fork(fds, fresh)
+                self.pid = worker.fork(fds, fresh)
+                self.worker = worker
                 break
             except WorkerLost:
-                self.worker.close()
-                if attempt:
-                    raise
+                worker.close()
+        else:
+            raise WorkerLost("a new warm sandbox could not start a job")
         self.returncode: int | None = None
+        self.reusable = False
         self.lost = False
         try:
             self.pidfd = os.pidfd_open(self.pid)  # the child cannot end before it has read its job
@@ -191,7 +198,7 @@ class Job:
 
     def wait(self) -> None:
         """Until the zygote says the job ended and its worker is clean; else the worker is lost.
-        Then the worker goes back to the pool (once)."""
+        Then the worker goes back to the pool (once), if the zygote found it as it started."""
         if self.pidfd < 0:
             return
         deadline = time.monotonic() + CLEAN_SECONDS
@@ -202,8 +209,10 @@ class Job:
             self._receive(deadline)
         os.close(self.pidfd)
         self.pidfd = -1
-        if not self.lost:
+        if self.reusable:
             _give_back(self.worker)
+        elif not self.lost:  # the job changed what the zygote cannot undo: the zygote has ended
+            self.worker.close()
 
     def _receive(self, deadline: float) -> None:
         try:
@@ -213,8 +222,8 @@ class Job:
             return
         if message is None:
             return
-        if set(message) == {"exit"} and type(message["exit"]) is int:
-            self.returncode = message["exit"]
+        if set(message) == {"exit", "reusable"} and type(message["exit"]) is int:
+            self.returncode, self.reusable = message["exit"], message["reusable"] is True
         else:
             self._lose()
 

@@ -17,12 +17,16 @@ descriptors, and the processes it forks inherit that), then serves the harness o
 - when the child has ended, the zygote kills every other process of the namespace (``kill(-1)``:
   every process the job left), reaps them all, empties /tmp and /work (and /dev/shm where it is
   writable) and gives them back their modes without extended attributes, removes System V IPC
-  objects, and only then answers ``{"exit": code}`` (``-signal`` for a signal). Anything it
-  cannot clean ends the zygote, and with it the whole sandbox: the harness then starts another.
+  objects, and only then answers ``{"exit": code, "reusable": bool}`` (``-signal`` for a signal).
+  Reusable means that nothing else the job could have changed differs from how the sandbox started
+  (`state`: the zygote's own limits and scheduling, which a process of the same user may change,
+  sockets, keys, scratch space held by deleted files); otherwise, or when it cannot clean up, the
+  zygote ends, and with it the whole sandbox and all it held: the harness starts another.
 """
 
 import json
 import os
+import resource
 import signal
 import socket
 import sys
@@ -107,15 +111,22 @@ def reap_all(deadline):
 
 
 def empty(folder):
-    """Remove everything under `folder` (a job may have left folders it made unreadable)."""
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                os.chmod(entry.path, 0o700)
-                empty(entry.path)
-                os.rmdir(entry.path)
-            else:
-                os.unlink(entry.path)
+    """Remove everything under `folder`, however deep (a job may have left folders it made unreadable)."""
+    stack = [(folder, False)]
+    while stack:
+        path, listed = stack.pop()
+        if listed:
+            os.rmdir(path)
+            continue
+        if path != folder:
+            stack.append((path, True))
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    os.chmod(entry.path, 0o700)
+                    stack.append((entry.path, False))
+                else:
+                    os.unlink(entry.path)
 
 
 def remove_ipc(libc):
@@ -141,11 +152,33 @@ def clean(libc, modes):
     remove_ipc(libc)
 
 
+def state(folders):
+    """What a job could leave behind that outlives its processes and that the zygote cannot undo: its
+    own limits, priority, CPU affinity and scheduling (a job of the same user may change them, and
+    every later fork would inherit them: a channel, and a way to starve the next job), sockets of the
+    sandbox's network namespace (kept open by descriptors in flight between them), keys (the user's
+    keyring) and scratch space held by deleted files."""
+    limits = [
+        resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource)) if n.startswith("RLIMIT_")
+    ]
+    scheduling = [os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0))]
+    scheduling += [os.sched_getscheduler(0), os.sched_getparam(0).sched_priority]
+    tables = []
+    for name in ("unix", "tcp", "tcp6", "udp", "udp6", "raw", "raw6"):
+        with open(f"/proc/net/{name}") as table:
+            tables.append(table.read().splitlines()[1:])
+    with open("/proc/keys") as keys:
+        tables.append(keys.read().splitlines())
+    used = [(lambda s: (s.f_blocks - s.f_bfree, s.f_files - s.f_ffree))(os.statvfs(f)) for f in folders]
+    return limits, scheduling, tables, used
+
+
 def send(control, message):
     control.send(json.dumps(message).encode())
 
 
 def serve(control, libc, modes):
+    pristine = state(modes)
     send(control, {"ready": os.getpid()})
     while True:
         data, fds, _, _ = socket.recv_fds(control, 1 << 12, 5)
@@ -161,7 +194,10 @@ def serve(control, libc, modes):
             os.close(fd)
         code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         clean(libc, modes)
-        send(control, {"exit": code})
+        reusable = state(modes) == pristine
+        send(control, {"exit": code, "reusable": reusable})
+        if not reusable:  # the sandbox ends with this process, and all it held with it
+            return
 
 
 def main():

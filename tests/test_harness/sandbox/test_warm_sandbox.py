@@ -225,6 +225,90 @@ def test_the_next_job_finds_no_byte_of_the_last_jobs_input():
     assert scanned == ["before 0", "after True"]
 
 
+# what a job can leave that outlives its processes (the fifth probe's): each attack, and what the next
+# job prints when nothing of it is left
+OUTLIVING = {
+    "a limit of the zygote raised to carry a secret": (
+        "import resource\nresource.prlimit(1, resource.RLIMIT_RTTIME, (31337, resource.RLIM_INFINITY))",
+        "import resource\nprint(resource.getrlimit(resource.RLIMIT_RTTIME)[0] != 31337)",
+    ),
+    "a hard limit of the zygote lowered": (
+        "import resource\nresource.prlimit(1, resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))",
+        "open('/work/big', 'wb').write(bytes(2 << 20))\nprint(True)",
+    ),
+    "the zygote's memory cut": (
+        "import resource\nresource.prlimit(1, resource.RLIMIT_DATA, (64 << 20, 64 << 20))",
+        "x = bytearray(100 << 20)\nprint(len(x) > 0)",
+    ),
+    "the zygote's priority and scheduling": (
+        "import os\nos.setpriority(os.PRIO_PROCESS, 1, 19)\n"
+        "os.sched_setscheduler(1, os.SCHED_IDLE, os.sched_param(0))",
+        "import os\nprint(os.getpriority(os.PRIO_PROCESS, 0) == 0 and os.sched_getscheduler(0) == 0)",
+    ),
+    "a key in the user's keyring": (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+        "s = b'secret'\nprint(libc.syscall(248, b'user', b'left', s, len(s), ctypes.c_long(-4)) > 0)",
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+        "print(libc.syscall(250, 10, ctypes.c_long(-4), b'user', b'left', 0) < 0)",
+    ),
+    "an abstract socket kept by descriptors in flight": (
+        "import array, socket\ns = socket.socket(socket.AF_UNIX)\ns.bind(b'\\0left')\ns.listen(1)\n"
+        "a, b = socket.socketpair()\nfds = array.array('i', [s.fileno(), a.fileno(), b.fileno()])\n"
+        "for end in (a, b):\n    end.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])",
+        "import socket\ntry:\n    socket.socket(socket.AF_UNIX).connect(b'\\0left')\n    print(False)\n"
+        "except OSError:\n    print(True)",
+    ),
+    "scratch space held by deleted files": (
+        "import array, os, socket\nfd = os.open('/work/fill', os.O_CREAT | os.O_RDWR)\n"
+        "try:\n    while True:\n        os.write(fd, bytes(1 << 20))\nexcept OSError:\n    pass\n"
+        "a, b = socket.socketpair()\nfds = array.array('i', [fd, a.fileno(), b.fileno()])\n"
+        "for end in (a, b):\n    end.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])",
+        "open('/work/room', 'wb').write(bytes(2 << 20))\nprint(True)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(OUTLIVING))
+def test_what_outlives_a_jobs_processes_ends_its_worker(name):
+    """The zygote cannot undo these (a lowered hard limit, a socket cycle), so a job that leaves one
+    ends its worker: its own verdict stands, and the next job runs in a new sandbox as on a clean one."""
+    attack, check = OUTLIVING[name]
+    worker, _ = run(attack)
+    after, lines = run(check)
+    assert after != worker and lines == ["True"], name
+
+
+def test_no_posix_message_queue_can_be_made():
+    """The IPC namespace is the worker's, and no mqueue filesystem is mounted to list queues: a job's
+    RLIMIT_MSGQUEUE is 0, so none exists to outlive it."""
+    make = (
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]\n"
+        "print(libc.mq_open(b'/left', os.O_CREAT | os.O_WRONLY, 0o600, None), ctypes.get_errno())\n"
+    )
+    _, lines = run(make)
+    assert lines == ["-1 24"]  # EMFILE: over the limit
+
+
+def test_a_folder_deeper_than_the_stack_is_emptied_and_the_worker_kept():
+    deep = "import os\nos.chdir('/tmp')\nfor _ in range(1500):\n    os.mkdir('d')\n    os.chdir('d')\n"
+    worker, lines = run(deep + "print('deep')")
+    assert lines == ["deep"]
+    assert run(LOOK)[0] == worker
+
+
+def test_jobs_run_when_every_idle_worker_has_died():
+    held = [Served("def f():\n    return 1\n", LIMITS) for _ in range(3)]
+    for served in held:
+        served.close()
+    for idle in warm._idle.values():
+        for dead in idle:
+            os.killpg(dead.popen.pid, signal.SIGKILL)
+            dead.popen.wait()
+    _, lines = run("print('ran')")
+    assert lines == ["ran"]
+
+
 def test_the_zygote_cannot_be_traced_or_read():
     attack = (
         "import ctypes, os\n"
