@@ -115,11 +115,15 @@ def _system_dirs() -> list[str]:
     return argv
 
 
-def _code(limits: Limits, script: str) -> list[str]:
-    """The private, size-capped /work and /tmp, and `script` (of this folder) started in /work."""
+def _scratch(limits: Limits) -> list[str]:
+    """The private, size-capped /work and /tmp."""
     disk = str(limits.disk_mb << 20)
-    argv = ["--size", disk, "--tmpfs", "/tmp", "--size", disk, "--tmpfs", "/work", "--chdir", "/work"]
-    return argv + ["--", interpreter()[0], "-I", "-S", f"/sandbox/{script}"]
+    return ["--size", disk, "--tmpfs", "/tmp", "--size", disk, "--tmpfs", "/work"]
+
+
+def _command(script: str) -> list[str]:
+    """`script` (of this folder) started in /work."""
+    return ["--chdir", "/work", "--", interpreter()[0], "-I", "-S", f"/sandbox/{script}"]
 
 
 def _as_root(bwrap: str, setpriv: str, limits: Limits, script: str) -> list[str]:
@@ -153,7 +157,7 @@ def _as_root(bwrap: str, setpriv: str, limits: Limits, script: str) -> list[str]
         "/proc",
         "/proc",
     ]
-    return argv + ["--dev-bind", "/dev", "/dev", *_code(limits, script)]
+    return argv + ["--dev-bind", "/dev", "/dev", *_scratch(limits), *_command(script)]
 
 
 def _as_user(bwrap: str, limits: Limits, script: str) -> list[str]:
@@ -166,7 +170,9 @@ def _as_user(bwrap: str, limits: Limits, script: str) -> list[str]:
     argv += ["--ro-bind", str(DRIVER_DIR), "/sandbox", *_package_mounts()]
     argv += ["--proc", "/proc", "--remount-ro", "/proc"]
     argv += ["--dev", "/dev", "--clearenv"] + [x for k, v in ENV.items() for x in ("--setenv", k, v)]
-    return argv + _code(limits, script)
+    # the root and /dev that bubblewrap made belong to the sandbox's user here: read-only, as they are
+    # under root, so that only /work and /tmp hold what a program writes (and the zygote empties them)
+    return argv + _scratch(limits) + ["--remount-ro", "/dev", "--remount-ro", "/"] + _command(script)
 
 
 def _bwrap_argv(limits: Limits, script: str) -> list[str]:

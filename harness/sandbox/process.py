@@ -336,7 +336,7 @@ class Proc:
         seconds = time.monotonic() - self.started
         if self.failure is not None:
             status, reason = self.failure
-        elif self.child.lost:
+        elif code is None:  # a warm sandbox's zygote never said the job ended
             status, reason = "error", "the sandbox's worker ended or stopped answering during the job"
         elif memory or code == exits.MEMORY:  # the cgroup's count, or the driver's status: never the text
             status, reason = "memory", f"memory limit of {self.limits.memory_mb} MB"

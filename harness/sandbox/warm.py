@@ -12,6 +12,7 @@ own, never silently.
 
 from __future__ import annotations
 
+import array
 import atexit
 import json
 import os
@@ -25,9 +26,11 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+from harness import HarnessError
 from harness.sandbox import isolation
 from harness.sandbox.cgroup import Cgroup
 
+ANCILLARY = socket.CMSG_SPACE(12) + socket.CMSG_SPACE(4)  # a sender's credentials and one descriptor
 START_SECONDS = 30.0  # a worker's bubblewrap and zygote starting, on a loaded machine
 CLEAN_SECONDS = 10.0  # a job's leftovers killed and its folders emptied, after the job ended
 # workers are started from one long-lived thread: bubblewrap's --die-with-parent follows the thread
@@ -37,8 +40,8 @@ _idle: dict[int, list[Worker]] = {}
 _lock = threading.Lock()
 
 
-class WorkerLost(Exception):
-    """The worker's zygote ended or broke its protocol."""
+class WorkerLost(HarnessError):
+    """The worker's zygote ended or broke its protocol (from a new worker: the sandbox cannot run)."""
 
 
 class Worker:
@@ -49,20 +52,25 @@ class Worker:
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.control.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # each message names its sender
         argv = isolation.warm_command(disk_mb) + [str(theirs.fileno())]
-        self.popen = _spawner.submit(
-            subprocess.Popen,
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(theirs.fileno(),),
-            env={},
-            cwd="/",
-            start_new_session=True,
-        ).result()
-        theirs.close()
         try:
-            message, _ = self.receive(time.monotonic() + START_SECONDS)
+            self.popen = _spawner.submit(
+                subprocess.Popen,
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),),
+                env={},
+                cwd="/",
+                start_new_session=True,
+            ).result()
+        except OSError:
+            self.control.close()
+            raise
+        finally:
+            theirs.close()
+        try:
+            message, _, _ = self.receive(time.monotonic() + START_SECONDS)
         except WorkerLost:
             self.close()
             raise
@@ -70,41 +78,47 @@ class Worker:
             self.close()
             raise WorkerLost("the warm sandbox did not start")
 
-    def receive(self, deadline: float) -> tuple[dict | None, int]:
-        """The zygote's (or a just-forked child's) next message and its sender's pid on this machine;
-        (None, 0) if none came before `deadline`."""
+    def receive(self, deadline: float) -> tuple[dict | None, int, list[int]]:
+        """The zygote's (or a just-forked child's) next message, its sender's pid on this machine and
+        the descriptors attached; (None, 0, []) if none came before `deadline`."""
         ready, _, _ = select.select([self.control], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:
-            return None, 0
+            return None, 0, []
         try:
-            data, ancillary, _, _ = self.control.recvmsg(1 << 12, socket.CMSG_SPACE(12))
+            data, ancillary, _, _ = self.control.recvmsg(1 << 12, ANCILLARY)
         except OSError as e:
             raise WorkerLost(str(e)) from None
-        if not data:
-            raise WorkerLost("the zygote ended")
-        sender = 0
+        sender, fds = 0, []
         for level, kind, body in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(body) >= 12:
                 sender = struct.unpack("3i", body[:12])[0]
+            elif level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds += array.array("i", body[: len(body) - len(body) % 4]).tolist()
+        if not data:
+            raise WorkerLost("the zygote ended")
         try:
             message = json.loads(data)
         except ValueError:
-            raise WorkerLost("malformed message from the zygote") from None
+            message = None
         if not isinstance(message, dict):
+            for fd in fds:
+                os.close(fd)
             raise WorkerLost("malformed message from the zygote")
-        return message, sender
+        return message, sender, fds
 
-    def fork(self, fds: list[int], fresh: bool) -> int:
+    def fork(self, fds: list[int], fresh: bool) -> tuple[int, int]:
         """Start a job's driver on `fds` (stdin, stdout, stderr, requests, replies), in a fresh
-        interpreter with `fresh`; its pid here."""
+        interpreter with `fresh`; its pid here and a pidfd of it (the child's own)."""
         try:
             socket.send_fds(self.control, [json.dumps({"fork": True, "exec": fresh}).encode()], fds)
         except OSError as e:
             raise WorkerLost(str(e)) from None
-        message, sender = self.receive(time.monotonic() + START_SECONDS)
-        if message != {"started": True} or sender <= 0:
+        message, sender, pidfds = self.receive(time.monotonic() + START_SECONDS)
+        if message != {"started": True} or sender <= 0 or len(pidfds) != 1:
+            for fd in pidfds:
+                os.close(fd)
             raise WorkerLost("the zygote did not start the job")
-        return sender
+        return sender, pidfds[0]
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -153,12 +167,14 @@ atexit.register(close_all)
 
 
 class Job:
-    """One job forked in a warm worker: the process handle `Proc` drives (poll, kill, wait)."""
+    """One job forked in a warm worker: the process handle `Proc` drives (poll, kill, wait). Its
+    `returncode` comes as soon as the job's process has ended; `lost` says the worker ended or broke
+    before it was clean again (the job's own verdict stands if its exit code had come)."""
 
     def __init__(self, disk_mb: int, fds: list[int], group: Cgroup | None, fresh: bool):
         for worker in _workers(disk_mb):  # an idle one may have died since it was put back: the next
             try:
-                self.pid = worker.fork(fds, fresh)
+                self.pid, self.pidfd = worker.fork(fds, fresh)
                 self.worker = worker
                 break
             except WorkerLost:
@@ -166,15 +182,15 @@ class Job:
         else:
             raise WorkerLost("a new warm sandbox could not start a job")
         self.returncode: int | None = None
-        self.reusable = False
+        self.reusable: bool | None = None  # the zygote's word, once it has cleaned up after the job
         self.lost = False
-        try:
-            self.pidfd = os.pidfd_open(self.pid)  # the child cannot end before it has read its job
-            if group is not None:
+        if group is not None:
+            try:
                 group.add(self.pid)
-        except OSError:
-            self._lose()
-            raise
+            except OSError:
+                self._lose()
+                os.close(self.pidfd)
+                raise
 
     def fileno(self) -> int:
         """Readable when the zygote has something to say (the job's end)."""
@@ -185,24 +201,20 @@ class Job:
             self._receive(time.monotonic())
         return self.returncode
 
-    @property
-    def ended(self) -> bool:
-        return self.returncode is not None or self.lost
-
     def kill(self) -> None:
-        if not self.ended:
+        if self.returncode is None and not self.lost:
             try:
                 signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
             except ProcessLookupError:
                 pass
 
     def wait(self) -> None:
-        """Until the zygote says the job ended and its worker is clean; else the worker is lost.
-        Then the worker goes back to the pool (once), if the zygote found it as it started."""
+        """Until the zygote has cleaned up after the job; else the worker is lost. Then the worker goes
+        back to the pool (once), if the zygote found it as it started."""
         if self.pidfd < 0:
             return
         deadline = time.monotonic() + CLEAN_SECONDS
-        while not self.ended:
+        while self.reusable is None and not self.lost:
             if time.monotonic() > deadline:
                 self._lose()
                 break
@@ -216,14 +228,22 @@ class Job:
 
     def _receive(self, deadline: float) -> None:
         try:
-            message, _ = self.worker.receive(deadline)
+            message, _, fds = self.worker.receive(deadline)
         except WorkerLost:
             self._lose()
             return
         if message is None:
             return
-        if set(message) == {"exit", "reusable"} and type(message["exit"]) is int:
-            self.returncode, self.reusable = message["exit"], message["reusable"] is True
+        if fds:
+            for fd in fds:
+                os.close(fd)
+            self._lose()
+        elif self.returncode is None and set(message) == {"exit"} and type(message["exit"]) is int:
+            self.returncode = message["exit"]
+        elif (
+            self.returncode is not None and set(message) == {"reusable"} and type(message["reusable"]) is bool
+        ):
+            self.reusable = message["reusable"]
         else:
             self._lose()
 

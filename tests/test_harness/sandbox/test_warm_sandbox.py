@@ -138,13 +138,15 @@ for top, parts, kind in PLANTS:
     else:
         socket.socket(socket.AF_UNIX).bind(path)
 os.setxattr("/tmp", "user.secret", b"from the last job")
+os.utime("/tmp", ns=(123456789, 987654321))  # times a job could set to carry bits
 os.chmod("/work", 0o500)
 print("planted")
 """
 LOOK = """
 import os
 for top in ("/tmp", "/work", "/dev/shm"):
-    print(top, oct(os.stat(top).st_mode), sorted(os.listdir(top)), os.listxattr(top))
+    found = os.stat(top)
+    print(top, oct(found.st_mode), sorted(os.listdir(top)), os.listxattr(top), found.st_mtime_ns)
 """
 
 
@@ -153,7 +155,7 @@ def new_sandbox() -> list[str]:
     """What a job sees in a worker no job has used."""
     warm.close_all()
     _, seen = run(LOOK)
-    assert [line.split(" ", 2)[2] for line in seen] == ["[] []"] * 3
+    assert [line.split(" ")[2:4] for line in seen] == [["[]", "[]"]] * 3
     return seen
 
 
@@ -276,6 +278,17 @@ def test_what_outlives_a_jobs_processes_ends_its_worker(name):
     worker, _ = run(attack)
     after, lines = run(check)
     assert after != worker and lines == ["True"], name
+
+
+def test_orphans_are_reaped_while_the_job_runs():
+    """Orphans of a running job come to the zygote: reaped at once, they do not count against the
+    job's process limit (16 here) as zombies would."""
+    orphans = (
+        "import os, time\nfor _ in range(40):\n    if os.fork() == 0:\n        if os.fork() == 0:\n"
+        "            os._exit(0)\n        os._exit(0)\n    os.wait()\n    time.sleep(0.005)\nprint('forked')"
+    )
+    _, lines = run(orphans)
+    assert lines == ["forked"]
 
 
 def test_no_posix_message_queue_can_be_made():
