@@ -154,8 +154,8 @@ def _give_back(worker: Worker) -> None:
 
 
 def close_all() -> None:
-    """Kill every idle worker (the next job starts a fresh one); also when the harness exits, before
-    the spawner thread's end would take them."""
+    """Kill every idle worker (the next job starts a fresh one); also at exit, where the rest die with
+    the spawner thread anyway (--die-with-parent)."""
     with _lock:
         workers = [w for idle in _idle.values() for w in idle]
         _idle.clear()
