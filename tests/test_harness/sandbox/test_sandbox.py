@@ -675,6 +675,19 @@ def unisolated(no_bwrap, monkeypatch):
     isolation.allow_unisolated()
 
 
+def test_without_root_only_the_scratch_folders_stay_writable():
+    """As another user, bubblewrap's own root and /dev belong to the sandbox's user: the command remounts
+    both read-only after /tmp and /work are mounted and before anything runs (the tests run as root, so
+    this checks the command line; the layout was checked by hand with bwrap as nobody)."""
+    argv = isolation._as_user("/usr/bin/bwrap", LIMITS, "zygote.py")
+    command = argv.index("--")
+    scratch = max(argv.index("/tmp"), argv.index("/work"))
+    for folder in ("/", "/dev"):
+        at = [i for i in range(len(argv) - 1) if argv[i : i + 2] == ["--remount-ro", folder]]
+        assert len(at) == 1 and scratch < at[0] < command, folder
+    assert argv[command + 1 :][-1] == "/sandbox/zygote.py"
+
+
 def test_without_bwrap_code_is_refused_before_anything_runs(no_bwrap, mark):
     started = f"import os\nif os.fork() == 0:\n    os.execv('/bin/sleep', ['sleep', '{mark}'])\n"
     before = set(own_cgroups())
