@@ -238,6 +238,8 @@ STUDIES = {
                 Metric("azr/propose/valid_rate", "share of proposals that are valid tasks", +1),
                 Metric("azr/induction/propose/valid_rate", "share of induction proposals that are valid", +1),
             ),
+            # the regime: the warm start proposes valid induction tasks (the hardest format) at all
+            engaged=("azr/induction/propose/valid_rate",),
         ),
         Study(
             name="spell",

@@ -5,9 +5,9 @@ the baseline's (GRPO, then the ablation) is one paired difference; the table giv
 t-interval over seeds. The verdict reads the first metric against GRPO: shown when the interval excludes
 zero in the direction the paper gives, reversed when it excludes zero the other way, not shown otherwise
 (one seed gives no interval: not shown). Where GRPO has no such metric (AZR's proposer: GRPO proposes
-nothing), the verdict reads it against the ablation and says so. A metric only the mechanism logs
-(`Study.engaged`: DMMPT's trigger rate, SPAE's saturated steps, Arena's routed groups) says instead
-whether the mechanism fired:
+nothing), the verdict reads it against the ablation and says so. A metric that says whether the
+mechanism, or the regime it needs, is there at all (`Study.engaged`: DMMPT's trigger rate, SPAE's
+saturated steps, Arena's routed groups, AZR's valid induction proposals) says instead whether it fired:
 "engaged" when it logged above 0 in some step of every seed, "not engaged" when in none.
 """
 
@@ -162,7 +162,7 @@ def rows(runs: Runs) -> list[dict]:
             if arm == "method" and key == metric.key
         ]
         engagement = engaged(sum(fired), len(runs.seeds))
-        if metric.key in s.engaged:  # what only the mechanism logs: did it fire, not how it compares
+        if metric.key in s.engaged:  # did the mechanism (or its regime) fire, not how it compares
             verdicts = (engagement, engagement)
         elif vs_grpo.n == 0 and vs_ablation.n:  # GRPO does not have it: the ablation is the control
             against = verdict(vs_ablation, metric.better)
@@ -211,7 +211,6 @@ def markdown(all_runs: list[Runs]) -> str:
     )
     lines = []
     for runs in all_runs:
-        arms = {a.name: a.label for a in runs.study.arms}
         for row in rows(runs):
             lines.append(
                 f"| {runs.study.name if row['primary'] else ''} | {row['metric']} ({row['better']}) | "
@@ -229,7 +228,6 @@ def markdown(all_runs: list[Runs]) -> str:
             f"{acc['grpo'].text()} | {acc['method_minus_grpo'].text(per_seed=True)} | | "
             f"{verdict(acc['method_minus_grpo'], +1)} |"
         )
-        del arms
     return head + "\n".join(lines) + "\n"
 
 

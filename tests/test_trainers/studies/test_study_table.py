@@ -43,6 +43,29 @@ def test_a_metric_grpo_does_not_log_is_read_against_the_ablation(tmp_path):
     assert first["verdict"] == "shown (against the ablation)" and first["verdict_vs_ablation"] == "shown"
 
 
+@pytest.mark.parametrize(
+    ("valid", "expected"),
+    [
+        ((0.0, 0.0, 0.0), "not engaged"),
+        ((0.0, 0.5, 0.0), "engaged in 1 of 3 seeds"),
+        ((0.5, 0.5, 1.0), "engaged"),
+    ],
+)
+def test_the_azr_regime_is_valid_induction_proposals_in_every_seed(tmp_path, valid, expected):
+    """AZR's regime: its method arm proposes a valid induction task in some step of each seed."""
+    folder = study(tmp_path / "azr", name="azr")
+    for seed, rate in enumerate(valid):
+        record(
+            folder,
+            "method",
+            seed,
+            [{"azr/induction/propose/valid_rate": 0.0}, {"azr/induction/propose/valid_rate": rate}],
+        )
+        record(folder, "ablation", seed, [{"azr/induction/propose/valid_rate": 0.5}])
+    by_key = {r["key"]: r for r in rows(load(folder))}
+    assert by_key["azr/induction/propose/valid_rate"]["verdict"] == expected
+
+
 def test_paired_interval_and_verdict_over_seeds(tmp_path):
     folder = study(tmp_path / "s")
     gaps = [0.10, 0.20, 0.15]
