@@ -95,12 +95,13 @@ _AZR = {
 }
 _AZR_RUN = {"dataset": "library", "trl": {"entropy_coef": 0.001}}  # the library seeds the buffers
 
-# SPELL at 135M on the CPU: configs/train/spell-cpu.yaml's options (a JSON prefill for the questioner)
+# SPELL at 135M on the CPU: configs/train/spell-cpu.yaml's options (a JSON prefill for the questioner), with
+# fewer questions a step
 _SPELL = {
     "documents_per_question": 2,
     "memory_size": 3,
     "verifier_samples": 4,
-    "questions_per_round": 8,
+    "questions_per_round": 4,  # spell-cpu.yaml's 8 made a step 8 minutes here, its verifier's 128 judgments 5
     "max_rounds": 1,
     "short_batch": "train",
     "max_input_tokens": 1024,
