@@ -39,7 +39,7 @@ class Study:
     config: dict[str, Any]  # config keys every arm shares
     arms: tuple[Arm, ...]
     metrics: tuple[Metric, ...]  # the first is the verdict's
-    engaged: tuple[str, ...] = ()  # keys the method's own arm must log above 0 (the mechanism fired)
+    engaged: tuple[str, ...] = ()  # keys the method's own arm must log above 0 (the mechanism, or its regime)
     # a step counts only where this key, if the run logs it, is above 0 (UloRL's steps that released no
     # group train nothing, and TRL logs their entropy as 0)
     active: str | None = None
