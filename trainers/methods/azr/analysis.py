@@ -41,12 +41,13 @@ def proposal_stats(successes: Sequence[int | None], n: int) -> dict[str, float]:
         raise ValueError(f"successes must lie in [0, {n}]")
     share = 1 / max(1, len(valid))
     unsolved, solved = sum(k == 0 for k in valid) * share, sum(k == n for k in valid) * share
+    learnable = sum(0 < k < n for k in valid) * share  # counted, so that none learnable is exactly 0
     return {
         "valid_rate": len(valid) / max(1, len(successes)),
         "unsolved_rate": unsolved,  # r̄ = 0
         "solved_rate": solved,  # r̄ = 1
         "trivial_rate": unsolved + solved,  # r̄ ∈ {0, 1}: learnability 0
-        "learnable_rate": 1.0 - unsolved - solved if valid else 0.0,
+        "learnable_rate": learnable,
     }
 
 

@@ -4,6 +4,7 @@ expected values."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -564,3 +565,13 @@ def test_proposal_stats():
         "learnable_rate": pytest.approx(0.5),
     }
     assert proposal_stats([None, None], 8)["learnable_rate"] == 0.0
+
+
+@pytest.mark.parametrize("successes", list(itertools.product([None, 0, 2, 4], repeat=3)))
+def test_proposal_stats_learnable_share_is_exact(successes):
+    """A step with no proposal solved sometimes logs exactly 0 (1 - 1/3 - 2/3 is 1.1e-16, not 0)."""
+    stats = proposal_stats(successes, 4)
+    valid = [k for k in successes if k is not None]
+    assert stats["learnable_rate"] * len(valid) == pytest.approx(sum(k == 2 for k in valid))
+    if 2 not in valid:
+        assert stats["learnable_rate"] == 0.0
