@@ -314,6 +314,11 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+# YAML 1.2 reads `1e-4` as a number, PyYAML's YAML 1.1 as the string "1e-4": a learning rate written so
+# would be refused as "not a number". A float without a point is read as one here.
+_BoundedLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$"), list("-+0123456789")
+)
 
 
 def load_yaml(text: str) -> Any:

@@ -110,6 +110,17 @@ def test_yaml_that_json_could_not_hold_is_refused(text, problem):
         load_yaml(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("1e-4", 1e-4), ("5E-5", 5e-5), ("-2e3", -2000.0), ("+3e+2", 300.0), ("1.0e-5", 1e-5), ("7", 7)]
+    + [(text, text) for text in ("1e", "e5", "1e-", "1e-4x", "1e4.5", "1-e4")],
+)
+def test_yaml_reads_a_float_without_a_point_as_yaml_1_2_does(text, value):
+    """PyYAML alone reads `1e-4` as a string; a config's `learning_rate: 1e-4` must be the number."""
+    assert load_yaml(f"lr: {text}") == {"lr": value}
+    assert type(load_yaml(text)) is type(value)
+
+
 def test_json_bounds(tmp_path):
     path = tmp_path / "x.json"
     for text, problem in [
