@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Callable
@@ -99,14 +98,15 @@ class StepLineCallback(TrainerCallback):
             return
         self.said_at = now
         seconds = (now - self.started) / max(1, step - self.first_step)
-        flat = logs.get("frac_reward_zero_std", math.nan)
-        length = logs.get("completions/mean_length", math.nan)
-        left = f", ETA {duration(seconds * (state.max_steps - step))}" if step < state.max_steps else ""
-        print(
-            f"step {step}/{state.max_steps}: reward {logs['reward']:.3f}, groups without spread {flat:.0%}, "
-            f"completion tokens {length:.1f}, {seconds:.1f} s/step{left}",
-            flush=True,
-        )
+        parts = [f"reward {logs['reward']:.3f}"]
+        if "frac_reward_zero_std" in logs:  # a method that logs no groups' spread (AZR) says nothing of it
+            parts.append(f"groups without spread {logs['frac_reward_zero_std']:.0%}")
+        if "completions/mean_length" in logs:
+            parts.append(f"completion tokens {logs['completions/mean_length']:.1f}")
+        parts.append(f"{seconds:.1f} s/step")
+        if step < state.max_steps:
+            parts.append(f"ETA {duration(seconds * (state.max_steps - step))}")
+        print(f"step {step}/{state.max_steps}: {', '.join(parts)}", flush=True)
 
 
 class EvalEveryCallback(TrainerCallback):

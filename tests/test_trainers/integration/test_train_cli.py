@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -18,6 +19,7 @@ from benchmarks.arithmetic import arithmetic_rows, write_jsonl
 from harness import HarnessError
 from harness.cli import app
 from trainers.config import DRY_RUN_OUT, load_config, parse_set
+from trainers.integration import callbacks
 from trainers.integration.callbacks import read_jsonl
 
 # --- configuration --------------------------------------------------------------------------------
@@ -34,6 +36,13 @@ def test_cli_values_override_the_yaml_file_which_overrides_defaults(tmp_path):
     assert (cfg.learning_rate, cfg.max_steps, cfg.seed) == (1e-5, 9, 0)
     assert cfg.trl == {"epsilon_high": 0.28, "warmup_ratio": 0.1}
     assert cfg.eval_benchmarks == ("aime24", "amc23")
+
+
+def test_a_learning_rate_written_1e_4_is_a_number():
+    cfg = load_config(
+        None, {"method": "grpo", "model": "m", "dataset": "d", "out": "o"} | parse_set(["learning_rate=1e-4"])
+    )
+    assert cfg.learning_rate == 1e-4
 
 
 @pytest.mark.parametrize(
@@ -198,6 +207,29 @@ def test_train_prints_step_lines_and_a_card_naming_the_local_model(plain_model, 
     assert "step 2/2: reward" in printed and "{'loss'" not in printed and "FutureWarning" not in printed
     card = (out / "README.md").read_text()
     assert f"Fine-tuned from the local model `{plain_model}`" in card and "[None]" not in card
+
+
+@pytest.mark.parametrize(
+    ("logs", "line"),
+    [
+        (
+            {"reward": 0.5, "frac_reward_zero_std": 0.25, "completions/mean_length": 12.0},
+            "step 2/4: reward 0.500, groups without spread 25%, completion tokens 12.0, 3.0 s/step, ETA 6s",
+        ),
+        (
+            {"reward": -0.25, "completions/mean_length": 66.3},
+            "step 2/4: reward -0.250, completion tokens 66.3, 3.0 s/step, ETA 6s",
+        ),
+    ],
+)
+def test_the_step_line_names_only_what_the_method_logged(logs, line, monkeypatch, capsys):
+    """AZR logs no groups' spread: its line leaves it out rather than print `nan%`."""
+    monkeypatch.setattr(callbacks.time, "monotonic", lambda: 106.0)
+    step_line = callbacks.StepLineCallback(every=1)
+    step_line.started, step_line.first_step, step_line.said_at = 100.0, 0, 100.0
+    state = SimpleNamespace(global_step=2, max_steps=4, is_world_process_zero=True)
+    step_line.on_log(None, state, None, logs=logs)
+    assert capsys.readouterr().out == line + "\n"
 
 
 @pytest.mark.slow
