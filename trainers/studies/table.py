@@ -13,6 +13,7 @@ saturated steps, Arena's routed groups, AZR's valid induction proposals) says in
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -260,6 +261,10 @@ def gates(runs: Runs) -> str:
     return f"{verdicts('method')}; {verdicts('ablation')}"
 
 
+# one style per arm, so that an arm whose curve coincides with another's (the same samples) still shows
+ARM_STYLES = ("o-", "s--", "^:")
+
+
 def figure(runs: Runs):
     """Per-step curves of each metric, one line per arm (mean over seeds) with a band (min to max)."""
     import matplotlib
@@ -270,7 +275,7 @@ def figure(runs: Runs):
     metrics = runs.study.metrics
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.2), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
-        for arm in runs.study.arms:
+        for arm, style in zip(runs.study.arms, itertools.cycle(ARM_STYLES), strict=False):
             series = [runs.curves.get((arm.name, seed, metric.key)) for seed in runs.seeds]
             series = [c for c in series if c is not None and len(c[0])]
             if not series:
@@ -281,7 +286,7 @@ def figure(runs: Runs):
                 for step, v in zip(x.tolist(), y.tolist(), strict=True):
                     table[i, steps.index(step)] = v
             mean = np.nanmean(table, axis=0)
-            (line,) = ax.plot(steps, mean, label=arm.label)
+            (line,) = ax.plot(steps, mean, style, label=arm.label)
             ax.fill_between(
                 steps, np.nanmin(table, axis=0), np.nanmax(table, axis=0), alpha=0.2, color=line.get_color()
             )
