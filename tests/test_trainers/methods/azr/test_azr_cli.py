@@ -17,8 +17,10 @@ from trainer_helpers import invoke
 
 from harness import HarnessError
 from harness.sandbox import isolated
+from trainers.config import load_config
 from trainers.integration.callbacks import read_jsonl
 from trainers.integration.checkpoints import read_method_state
+from trainers.methods.azr.method import AzrMethod
 
 CONFIG = REPO / "configs/train/azr-cpu.yaml"
 TASKS = ("deduction", "abduction", "induction")
@@ -40,8 +42,8 @@ def test_dry_run_prints_the_resolved_options(tmp_path):
     )
     assert options["max_programs"] == 16384 and options["reject_multiple_functions"] is True
     assert options["accept_none"] is False and options["solver_batch"] == "paper"
-    # B = 1 prompt per slice: 3 proposals + 3 answers a step, TRL's sampler groups of 2
-    assert setup["trl"]["per_device_train_batch_size"] == 6 and setup["trl"]["num_generations"] == 2
+    # B = 2 prompts per slice: 6 proposals + 6 answers a step, TRL's sampler groups of 2
+    assert setup["trl"]["per_device_train_batch_size"] == 12 and setup["trl"]["num_generations"] == 2
     assert (setup["trl"]["loss_type"], setup["trl"]["beta"], setup["trl"]["learning_rate"]) == (
         "grpo",
         0.0,
@@ -58,6 +60,7 @@ def test_dry_run_prints_the_resolved_options(tmp_path):
         (["--set", "options.refs=2"], r"unknown Absolute Zero options \['refs'\]"),
         (["--set", "options.template=raw"], "options.template must be one of r1, chat, got 'raw'"),
         (["--set", "options.mc_samples=0"], "options.mc_samples must be at least 1, got 0"),
+        (["--prompts-per-step", "1"], "TRR\\+\\+ \\(Eq. 8\\) gives a lone row advantage 0"),
         (["--set", "options.solver_lag=2"], "options.solver_lag must be at least 0 and at most 1, got 2"),
         (
             ["--dataset", "missing-seeds.jsonl"],
@@ -70,6 +73,16 @@ def test_bad_options_are_refused_before_anything_loads(tmp_path, extra, message)
     with pytest.raises(HarnessError, match=message):
         invoke("train", "azr", "--config", CONFIG, "--model", tmp_path / "no-model", "--out", out, *extra)
     assert not out.exists()
+
+
+def test_one_row_per_trr_slice_is_refused_on_one_process_and_allowed_on_two(monkeypatch):
+    """TRR++ whitens each (task, role) slice over every process's rows: B = 1 on two processes is 2 rows."""
+    config = load_config(CONFIG, {"model": "m", "out": "o", "prompts_per_step": 1})
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    with pytest.raises(HarnessError, match="lone row advantage 0"):
+        AzrMethod.options_of(config)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert AzrMethod.options_of(config).mc_samples == 4
 
 
 @pytest.mark.skipif(not isolated(), reason="bubblewrap isolation unavailable: AZR runs proposals in it")
