@@ -209,7 +209,9 @@ STUDIES = {
             eval_max_tokens=64,
             config={
                 "scorer": None,  # the azr_deduction benchmark's
-                "prompts_per_step": 1,  # AZR: 3 proposals and 3 answers a step
+                # AZR: 6 proposals and 6 answers a step, 2 in each (task, role) slice that TRR++ whitens: with
+                # 1 (the first study) every advantage was 0 and only the entropy bonus trained
+                "prompts_per_step": 2,
                 # the paper samples at 1.0 (a 7B model); at 135M that broke the format of every proposal
                 # in the first attempt (0 of 6 valid: rambling thoughts cut off, fences missing)
                 "temperature": 0.7,
@@ -238,9 +240,11 @@ STUDIES = {
                 ),
                 Metric("azr/propose/valid_rate", "share of proposals that are valid tasks", +1),
                 Metric("azr/induction/propose/valid_rate", "share of induction proposals that are valid", +1),
+                Metric("advantages/nonzero_fraction", "share of rollouts with a non-zero advantage", +1),
             ),
-            # the regime: the warm start proposes valid induction tasks (the hardest format) at all
-            engaged=("azr/induction/propose/valid_rate",),
+            # the regime: the warm start proposes valid induction tasks (the hardest format) at all, and
+            # the rewards reach the gradient (TRR++ gives a slice whose rewards are all equal 0)
+            engaged=("azr/induction/propose/valid_rate", "advantages/nonzero_fraction"),
         ),
         Study(
             name="spell",

@@ -183,6 +183,8 @@ def rows(runs: Runs) -> list[dict]:
                 "primary": index == 0,
             }
         )
+    if any(r["key"] in s.engaged and r["verdict"] == "not engaged" for r in out):
+        out[0]["verdict"] = out[0]["verdict_vs_ablation"] = "not engaged"  # nothing for it to compare
     return out
 
 

@@ -35,7 +35,8 @@ def test_a_metric_grpo_does_not_log_is_read_against_the_ablation(tmp_path):
     """AZR's proposer metrics: GRPO proposes nothing, so the constant-reward control is the comparison."""
     folder = study(tmp_path / "azr", name="azr")
     for seed, gap in enumerate([0.2, 0.3, 0.25]):
-        record(folder, "method", seed, [{"azr/propose/learnable_rate": 0.4 + gap}])
+        regime = {"azr/induction/propose/valid_rate": 0.5, "advantages/nonzero_fraction": 0.5}
+        record(folder, "method", seed, [{"azr/propose/learnable_rate": 0.4 + gap, **regime}])
         record(folder, "ablation", seed, [{"azr/propose/learnable_rate": 0.4}])
         record(folder, "grpo", seed, [{"loss": 1.0}])
     first = rows(load(folder))[0]
@@ -64,6 +65,21 @@ def test_the_azr_regime_is_valid_induction_proposals_in_every_seed(tmp_path, val
         record(folder, "ablation", seed, [{"azr/induction/propose/valid_rate": 0.5}])
     by_key = {r["key"]: r for r in rows(load(folder))}
     assert by_key["azr/induction/propose/valid_rate"]["verdict"] == expected
+
+
+@pytest.mark.parametrize("idle_key", ["azr/induction/propose/valid_rate", "advantages/nonzero_fraction"])
+def test_a_regime_not_reached_makes_the_study_verdict_not_engaged(tmp_path, idle_key):
+    """The first AZR study: every advantage 0 (one row per TRR++ slice). A learnable-share gap over the
+    control would then be noise, not the mechanism: the first row says "not engaged", not "shown"."""
+    folder = study(tmp_path / "azr", name="azr")
+    for seed, gap in enumerate([0.2, 0.3, 0.25]):
+        regime = {"azr/induction/propose/valid_rate": 0.5, "advantages/nonzero_fraction": 0.5, idle_key: 0.0}
+        record(folder, "method", seed, [{"azr/propose/learnable_rate": 0.4 + gap, **regime}])
+        record(folder, "ablation", seed, [{"azr/propose/learnable_rate": 0.4, **regime}])
+    table = rows(load(folder))
+    assert (table[0]["verdict"], table[0]["verdict_vs_ablation"]) == ("not engaged", "not engaged")
+    assert table[0]["method_minus_ablation"].mean == pytest.approx(0.25)  # still reported
+    assert {r["key"]: r["verdict"] for r in table}[idle_key] == "not engaged"
 
 
 def test_paired_interval_and_verdict_over_seeds(tmp_path):
@@ -107,7 +123,8 @@ def test_a_mechanism_that_never_fired_is_not_engaged(tmp_path):
         record(folder, "method", seed, [zero, zero])
         record(folder, "grpo", seed, [{"entropy": 0.5}])
     by_key = {r["key"]: r for r in rows(load(folder))}
-    assert by_key["entropy"]["verdict"] == "shown"
+    # the entropy gap over GRPO excludes 0, but DMMPT never fired: it is not DMMPT's doing
+    assert by_key["entropy"]["verdict"] == "not engaged" and by_key["entropy"]["method_minus_grpo"].low > 0
     assert by_key["ulorl/dmmpt/trigger_rate"]["verdict"] == "not engaged"
 
 
