@@ -106,6 +106,10 @@ class Method:
         raise HarnessError(f"method {cls.name!r} has no cold-start demonstrations; remove cold_start:")
 
     @classmethod
+    def check_batch(cls, config: TrainConfig, processes: int) -> None:
+        """Refuse a batch the method cannot learn from, `processes` processes training it (any, here)."""
+
+    @classmethod
     def rows_per_step(cls, config: TrainConfig) -> int:
         """Rows one process trains per step: TRL's `per_device_train_batch_size`."""
         return config.prompts_per_step * config.num_generations

@@ -210,6 +210,7 @@ def train(config: TrainConfig, announce: Callable[[], None] | None = None) -> Pa
     from trainers.integration.trainer import MethodGRPOTrainer
 
     method_class(config).resolved_options(config)  # a bad option stops the run before anything loads
+    method_class(config).check_batch(config, processes())
     check_cold_start(config, method_class(config))
     resume, skipped = check_out_dir(config)
     out = Path(config.out)

@@ -120,17 +120,14 @@ class AzrMethod(Method):
         self._clock = StageClock()  # this step's seconds per stage
 
     @classmethod
-    def options_of(cls, config: TrainConfig) -> AzrOptions:
-        """The options, once the batch gives TRR++ something to whiten."""
-        from trainers.integration.launch import launched
-
-        if config.prompts_per_step * launched()[1] < 2:  # each (task, role) slice, over every process
+    def check_batch(cls, config: TrainConfig, processes: int) -> None:
+        """TRR++ whitens each (task, role) slice over every process's rows: it needs two."""
+        if config.prompts_per_step * processes < 2:
             raise HarnessError(
                 "azr: prompts_per_step 1 on one process puts one row in each (task, role) slice, and TRR++ "
                 "(Eq. 8) gives a lone row advantage 0: no reward would reach the gradient, only the entropy "
                 "bonus. Set prompts_per_step to 2 or more (the paper's B is 64)"
             )
-        return super().options_of(config)
 
     @classmethod
     def from_config(cls, config: TrainConfig, reward: Any = None) -> AzrMethod:

@@ -75,14 +75,13 @@ def test_bad_options_are_refused_before_anything_loads(tmp_path, extra, message)
     assert not out.exists()
 
 
-def test_one_row_per_trr_slice_is_refused_on_one_process_and_allowed_on_two(monkeypatch):
+def test_one_row_per_trr_slice_is_refused_on_one_process_and_allowed_on_two():
     """TRR++ whitens each (task, role) slice over every process's rows: B = 1 on two processes is 2 rows."""
     config = load_config(CONFIG, {"model": "m", "out": "o", "prompts_per_step": 1})
-    monkeypatch.delenv("WORLD_SIZE", raising=False)
     with pytest.raises(HarnessError, match="lone row advantage 0"):
-        AzrMethod.options_of(config)
-    monkeypatch.setenv("WORLD_SIZE", "2")
-    assert AzrMethod.options_of(config).mc_samples == 4
+        AzrMethod.check_batch(config, processes=1)
+    AzrMethod.check_batch(config, processes=2)
+    AzrMethod.check_batch(load_config(CONFIG, {"model": "m", "out": "o"}), processes=1)  # B = 2
 
 
 @pytest.mark.skipif(not isolated(), reason="bubblewrap isolation unavailable: AZR runs proposals in it")
