@@ -7,8 +7,9 @@ zero in the direction the paper gives, reversed when it excludes zero the other 
 (one seed gives no interval: not shown). Where GRPO has no such metric (AZR's proposer: GRPO proposes
 nothing), the verdict reads it against the ablation and says so. A metric that says whether the
 mechanism, or the regime it needs, is there at all (`Study.engaged`: DMMPT's trigger rate, SPAE's
-saturated steps, Arena's routed groups, AZR's valid induction proposals) says instead whether it fired:
-"engaged" when it logged above 0 in some step of every seed, "not engaged" when in none.
+saturated steps, Arena's routed groups, AZR's valid induction proposals and non-zero advantages) says
+instead whether it fired: "engaged" when it logged above 0 in some step of every seed, "not engaged" when
+in none, and then the study's verdict is "not engaged" too.
 """
 
 from __future__ import annotations
