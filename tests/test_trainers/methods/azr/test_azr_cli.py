@@ -115,20 +115,24 @@ def test_train_azr_on_the_tiny_model_with_the_cpu_config(plain_model, tmp_path, 
     assert [step[f"azr/buffer/{task}"] for task in TASKS] == [1.0, 1.0, 0.0]
     for key in ("azr/safety/flagged", "azr/executor/calls", "azr/seconds/generate", "azr/seconds/validate"):
         assert key in step, key
-    # 3 proposals + 2 answers for the 6 rows of a step: one padded row
-    assert step["batch/padded_rows"] == 1.0
+    # 6 proposals + 4 answers for the 12 rows of a step (B = 2): two padded rows
+    assert step["batch/padded_rows"] == 2.0
 
     samples = read_jsonl(out / "samples.jsonl")
-    assert [r["step"] for r in samples] == [1] * 5
+    assert [r["step"] for r in samples] == [1] * 10
     proposals = [r for r in samples if r["role"] == "propose"]
-    assert [r["task"] for r in proposals] == ["abduction", "deduction", "induction"]
+    assert [r["task"] for r in proposals] == ["abduction"] * 2 + ["deduction"] * 2 + ["induction"] * 2
     assert all(not r["valid"] and r["reason"] and r["reward"] == -1.0 for r in proposals)
     assert all(r["task_made"] is None and r["successes"] is None for r in proposals)
     answers = [r for r in samples if r["role"] == "solve"]
-    assert [(r["task"], r["source"]["program"]) for r in answers] == [
-        ("deduction", "def f(a):\n    return a"),
-        ("abduction", "def f(a):\n    return a"),
-    ]
+    assert (
+        sorted((r["task"], r["source"]["program"]) for r in answers)
+        == [
+            ("abduction", "def f(a):\n    return a"),
+        ]
+        * 2
+        + [("deduction", "def f(a):\n    return a")] * 2
+    )
 
     checkpoint = out / "checkpoint-1"
     assert (checkpoint / "model.safetensors").is_file()
