@@ -121,6 +121,18 @@ def test_yaml_reads_a_float_without_a_point_as_yaml_1_2_does(text, value):
     assert type(load_yaml(text)) is type(value)
 
 
+@PROPERTY
+@given(
+    sign=st.sampled_from(["", "-", "+"]),
+    mantissa=st.integers(0, 10**6),
+    e=st.sampled_from("eE"),
+    exponent=st.integers(-300, 300),
+)
+def test_any_float_without_a_point_reads_as_python_reads_it(sign, mantissa, e, exponent):
+    text = f"{sign}{mantissa}{e}{exponent}"
+    assert load_yaml(f"x: {text}") == {"x": float(text)}
+
+
 def test_json_bounds(tmp_path):
     path = tmp_path / "x.json"
     for text, problem in [
