@@ -67,6 +67,11 @@ class Settings:
     parallel: int = setting(2, "Runs at once, sharing the machine's CPUs.", minimum=1)
     data_seed: int = setting(0, "Seed of the sums and of the warm start.", minimum=0)
     profile: str = setting("cpu", "cpu, or gpu: vLLM colocated and larger batches (a 0.5-1.5B model).")
+    bf16: bool = setting(
+        False,
+        "Train the warm start and every arm in bf16 autocast, as the papers' GPUs do (the gpu profile's arms "
+        "always do): faster on a CPU with AVX512-BF16 (docs/studies.md). The evaluations stay float32.",
+    )
 
     def __post_init__(self) -> None:
         check(type(self), vars(self), name=lambda f: f"--{f.replace('_', '-')}")
@@ -149,7 +154,8 @@ def arm_config(s: Study, arm_name: str, settings: Settings, model: Path, folder:
     config = {**BASE, **s.config, "method": arm.method, "model": str(model), **_training_set(s, arm, folder)}
     config.update(max_steps=settings.steps, save_steps=settings.steps)
     own = s.gpu if settings.profile == "gpu" and arm.method == s.method else {}
-    for layer in (PROFILES[settings.profile], own, arm.settings):
+    precision = {"trl": {"bf16": True}} if settings.bf16 else {}
+    for layer in (PROFILES[settings.profile], precision, own, arm.settings):
         for key, value in layer.items():
             config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
     return config
@@ -244,6 +250,7 @@ def run_study(settings: Settings, folder: Path) -> Path:
         options,
         folder / "warm-start",
         settings.data_seed,
+        settings.bf16,
     )
     _log(f"warm start ready: {model}")
     base_eval = folder / "evals" / "warm-start"

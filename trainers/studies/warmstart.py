@@ -44,9 +44,11 @@ def warm_start(
     options: ColdStartOptions,
     folder: Path,
     seed: int,
+    bf16: bool = False,
 ) -> Path:
-    """Train the warm start into `folder` unless a finished one is there; returns the folder. `make` gives
-    the demonstrations and the held-out items' texts their sources must not share an n-gram with."""
+    """Train the warm start into `folder` (in bf16 autocast if `bf16`) unless a finished one is there;
+    returns the folder. `make` gives the demonstrations and the held-out items' texts their sources must
+    not share an n-gram with."""
     if (folder / REPORT).is_file():
         return folder
     from transformers import AutoTokenizer
@@ -63,7 +65,7 @@ def warm_start(
         shutil.rmtree(folder)  # an interrupted warm start
     config = TrainConfig(
         method="grpo", model=model, dataset="-", out=str(folder), seed=seed,
-        trl={"gradient_checkpointing": True},
+        trl={"gradient_checkpointing": True, "bf16": bf16},
     )  # fmt: skip
     tokenizer = AutoTokenizer.from_pretrained(model)
     started = time.perf_counter()
@@ -71,6 +73,7 @@ def warm_start(
     report = {
         "base_model": model,
         "style": style,
+        "bf16": bf16,
         "demonstrations": len(kept),
         "contamination": contamination.record(),
         "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),

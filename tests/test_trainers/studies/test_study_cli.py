@@ -11,6 +11,7 @@ import yaml
 from helpers import REPO
 
 from trainers.studies.catalog import STUDIES
+from trainers.studies.run import Settings, arm_config
 
 SMALL = ["--seeds", "1", "--steps", "2", "--warm-examples", "8", "--warm-epochs", "1", "--train-size", "16",
          "--heldout-size", "6", "--eval-n", "2", "--parallel", "1"]  # fmt: skip
@@ -26,11 +27,14 @@ def harness(*args, check=True):
 @pytest.mark.parametrize("name", sorted(STUDIES))
 def test_each_study_runs_resumes_and_tabulates_from_its_kept_copy(name, tiny_model, tmp_path):
     study = tmp_path / name
-    harness("study", "run", name, "--model", tiny_model, *SMALL, "--out", study)
+    bf16 = name == "azr"  # one study trains its warm start and arms in bf16 autocast
+    precision = ["--bf16"] if bf16 else []
+    harness("study", "run", name, "--model", tiny_model, *SMALL, *precision, "--out", study)
     s = STUDIES[name]
     for arm in s.arms:
         config = yaml.safe_load((study / "configs" / f"{arm.name}.yaml").read_text())
         assert config["method"] == arm.method and config["model"] == str(study / "warm-start")
+        assert config["trl"].get("bf16", False) is bf16
         questions = f"jsonl:{study / 'data' / 'train.jsonl'}"
         training_set = {"sums": questions, "programs": "azr_deduction", "documents": questions}[s.task]
         if s.task == "documents" and arm.method == "spell":  # SPELL reads the training clusters
@@ -45,7 +49,8 @@ def test_each_study_runs_resumes_and_tabulates_from_its_kept_copy(name, tiny_mod
         assert max(steps) == 2
     report = json.loads((study / "warm-start" / "report.json").read_text())
     assert report["style"] == s.style and report["contamination"]["dropped"] == {"heldout": 0}
-    again = harness("study", "run", name, "--model", tiny_model, *SMALL, "--out", study)
+    assert report["bf16"] is bf16
+    again = harness("study", "run", name, "--model", tiny_model, *SMALL, *precision, "--out", study)
     assert "harness train" not in again.stdout  # everything recorded: nothing reruns
     other = harness(
         "study",
@@ -54,6 +59,7 @@ def test_each_study_runs_resumes_and_tabulates_from_its_kept_copy(name, tiny_mod
         "--model",
         tiny_model,
         *SMALL[:-2],
+        *precision,
         "--parallel",
         "2",
         "--out",
@@ -86,6 +92,16 @@ def test_the_gpu_profile_resolves_for_every_arm(name, tmp_path):
         assert config["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
         assert f"{arm.name}: harness train {arm.method}" in done.stdout
     assert not (tmp_path / "gpu" / "warm-start").exists()
+
+
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_bf16_sets_every_arms_training_precision_and_nothing_else(name, tmp_path):
+    s = STUDIES[name]
+    for arm in s.arms:
+        plain = arm_config(s, arm.name, Settings(study=name, model="m"), tmp_path / "w", tmp_path)
+        mixed = arm_config(s, arm.name, Settings(study=name, model="m", bf16=True), tmp_path / "w", tmp_path)
+        assert "bf16" not in plain["trl"] and mixed["trl"].pop("bf16") is True
+        assert mixed == plain
 
 
 def test_bad_settings_are_one_line_errors(tmp_path):
