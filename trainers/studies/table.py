@@ -278,7 +278,7 @@ def figure(runs: Runs):
     metrics = runs.study.metrics
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.2), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
-        for arm, style in zip(runs.study.arms, itertools.cycle(ARM_STYLES), strict=False):
+        for index, (arm, style) in enumerate(zip(runs.study.arms, itertools.cycle(ARM_STYLES), strict=False)):
             series = [runs.curves.get((arm.name, seed, metric.key)) for seed in runs.seeds]
             series = [c for c in series if c is not None and len(c[0])]
             if not series:
@@ -289,13 +289,16 @@ def figure(runs: Runs):
                 for step, v in zip(x.tolist(), y.tolist(), strict=True):
                     table[i, steps.index(step)] = v
             mean = np.nanmean(table, axis=0)
-            (line,) = ax.plot(steps, mean, style, label=arm.label)
-            ax.fill_between(
-                steps, np.nanmin(table, axis=0), np.nanmax(table, axis=0), alpha=0.2, color=line.get_color()
-            )
+            color = f"C{index}"  # an arm's colour on every panel, whichever arms a panel lacks
+            ax.plot(steps, mean, style, label=arm.label, color=color)
+            ax.fill_between(steps, np.nanmin(table, axis=0), np.nanmax(table, axis=0), alpha=0.2, color=color)
         ax.set_title(metric.label, fontsize=9)
         ax.set_xlabel("step")
-    axes[0][0].legend(fontsize=7)
+    # one legend naming every arm drawn on any panel (GRPO logs no proposer metric, so not the first)
+    drawn = {
+        label: line for ax in axes[0] for line, label in zip(*ax.get_legend_handles_labels(), strict=True)
+    }
+    axes[0][0].legend(list(drawn.values()), list(drawn), fontsize=7)
     fig.suptitle(f"{runs.study.name}: mean over {len(runs.seeds)} seeds, band min-max", fontsize=10)
     fig.tight_layout()
     return fig

@@ -8,7 +8,8 @@ import pytest
 from scipy.stats import t
 
 from harness import HarnessError
-from trainers.studies.table import Interval, accuracy, load, markdown, rows, verdict
+from trainers.studies.catalog import STUDIES
+from trainers.studies.table import Interval, accuracy, figure, load, markdown, rows, verdict
 
 SUMMARY = {
     "warm_start_accuracy": 0.5, "constant_baseline": 0.05, "mode_answer_share": 0.1, "distinct_answers": 40,
@@ -42,6 +43,21 @@ def test_a_metric_grpo_does_not_log_is_read_against_the_ablation(tmp_path):
     first = rows(load(folder))[0]
     assert first["method_minus_grpo"].n == 0 and first["method_minus_ablation"].mean == pytest.approx(0.25)
     assert first["verdict"] == "shown (against the ablation)" and first["verdict_vs_ablation"] == "shown"
+
+
+def test_the_plot_names_every_arm_once_in_its_own_colour_on_every_panel(tmp_path):
+    """GRPO logs no proposer metric: it is drawn on the last panel only, and still named and coloured."""
+    folder = study(tmp_path / "azr", name="azr")
+    for seed in range(2):
+        proposer = {"azr/propose/learnable_rate": 0.3, "advantages/nonzero_fraction": 0.5}
+        record(folder, "method", seed, [proposer, proposer])
+        record(folder, "ablation", seed, [proposer, proposer])
+        record(folder, "grpo", seed, [{"advantages/nonzero_fraction": 0.0}] * 2)
+    fig = figure(load(folder))
+    first, *_, last = fig.axes
+    assert [t.get_text() for t in first.get_legend().get_texts()] == [a.label for a in STUDIES["azr"].arms]
+    assert [line.get_color() for line in last.get_lines()] == ["C0", "C1", "C2"]
+    assert [line.get_color() for line in first.get_lines()] == ["C0", "C1"]
 
 
 @pytest.mark.parametrize(
