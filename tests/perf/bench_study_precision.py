@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import yaml
+
 PRECISIONS = {"float32": [], "bf16": ["--set", "trl.bf16=true"]}
 
 
@@ -46,9 +48,7 @@ def main() -> None:
         study = Path(tmp) / "study"
         harness("study", "run", args.study, "--model", args.model, "--out", study, "--dry-run")
         config = study / "configs" / f"{args.arm}.yaml"
-        method = next(
-            line.split(": ")[1] for line in config.read_text().splitlines() if line.startswith("method:")
-        )
+        method = yaml.safe_load(config.read_text())["method"]
         times: dict[str, list[float]] = {name: [] for name in PRECISIONS}
         for repeat in range(args.repeats):
             for name, extra in PRECISIONS.items():
