@@ -1,5 +1,5 @@
 """A study's training step under different settings, on a real model: float32, bf16 autocast (`harness
-study run --bf16`), and bf16 without gradient checkpointing.
+study run --bf16`), each with or without gradient checkpointing.
 
 Writes the study's arm configs from the base model (`harness study run NAME --dry-run`), then runs
 `harness train` on one arm for a few steps under each variant, in turn, on one thread each (as a study
@@ -34,8 +34,8 @@ VARIANTS = {
 }
 
 
-def harness(*args: object, threads: int = 1) -> None:
-    env = dict(os.environ, HARNESS_THREADS=str(threads))
+def harness(*args: object) -> None:
+    env = dict(os.environ, HARNESS_THREADS="1")
     command = [sys.executable, "-m", "harness", *map(str, args)]
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
