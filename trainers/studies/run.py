@@ -4,10 +4,11 @@ and gated with `harness regress`, each a `harness` command in its own process.
 STUDY/ holds `study.json` (the settings), `data/` (warm-start, train and held-out sums, disjoint; for
 programs, `data/train/` and `data/heldout/` in CRUXEval's layout, as `azr_deduction` reads them),
 `warm-start/` (the model every arm starts from), `evals/warm-start/` (its held-out run), `runs/ARM-seedS/`
-(`harness train` folders), `evals/ARM-seedS/` and `record/ARM-seedS/` (metrics.jsonl and summary.json:
-what the table reads; the only part worth keeping). Everything is resumable: a finished part is
-skipped, an interrupted `harness train` resumes from its last checkpoint, and a study folder is only
-reused for the same settings.
+(`harness train` folders; once a run is recorded, its checkpoint keeps the model but not the optimizer,
+scheduler and random states, two thirds of its size, that only resuming reads), `evals/ARM-seedS/` and
+`record/ARM-seedS/` (metrics.jsonl and summary.json: what the table reads; the only part worth keeping).
+Everything is resumable: a finished part is skipped, an interrupted `harness train` resumes from its last
+checkpoint, and a study folder is only reused for the same settings.
 """
 
 from __future__ import annotations
@@ -305,8 +306,8 @@ def _run_arm(s: Study, folder: Path, arm: str, seed: int, settings: Settings, th
         "--out", run, threads=threads, log=log,
     )  # fmt: skip
     seconds = time.monotonic() - started
+    checkpoint = run / f"checkpoint-{settings.steps}"
     if not (evals / "results.json").is_file():
-        checkpoint = run / f"checkpoint-{settings.steps}"
         _harness(
             *_eval_args(s, checkpoint, folder, settings.eval_n, evals),
             threads=threads,
@@ -331,4 +332,16 @@ def _run_arm(s: Study, folder: Path, arm: str, seed: int, settings: Settings, th
     with OutDir.open(record) as out:
         out.write("metrics.jsonl", read_bytes(run / "metrics.jsonl", run, RECORDS_BYTES))
         out.write("summary.json", json.dumps(summary, indent=2) + "\n")
+    _drop_resume_state(checkpoint)
     _log(f"{name}: accuracy {summary['accuracy']:.3f} ({seconds / 60:.1f} min of training)")
+
+
+RESUME_STATE = ("optimizer.pt", "scheduler.pt", "rng_state.pth")
+
+
+def _drop_resume_state(checkpoint: Path) -> None:
+    """Remove what only resuming a run reads from a recorded run's checkpoint (1.1 GB of a 1.6 GB SmolLM2
+    checkpoint); its model stays, to be evaluated again."""
+    with OutDir.open(checkpoint) as out:
+        for name in RESUME_STATE:
+            out.remove(name)

@@ -1,6 +1,7 @@
 """`harness study run` and `harness study table` end to end at each study's smallest setting (the tiny
-model, 2 steps, 1 seed): the folder's layout, resume, refusals, the table regenerated from the kept copy,
-and the GPU profile's configs resolving in a dry run."""
+model, 2 steps, 1 seed): the folder's layout, a recorded run's checkpoint without its resume state,
+resume, refusals, the table regenerated from the kept copy, and the GPU profile's configs resolving in a
+dry run."""
 
 import json
 import subprocess
@@ -47,6 +48,9 @@ def test_each_study_runs_resumes_and_tabulates_from_its_kept_copy(name, tiny_mod
             for line in (study / "record" / f"{arm.name}-seed0" / "metrics.jsonl").open()
         ]
         assert max(steps) == 2
+        checkpoint = study / "runs" / f"{arm.name}-seed0" / "checkpoint-2"
+        kept = {path.name for path in checkpoint.iterdir()}
+        assert "model.safetensors" in kept and not kept & {"optimizer.pt", "scheduler.pt", "rng_state.pth"}
     report = json.loads((study / "warm-start" / "report.json").read_text())
     assert report["style"] == s.style and report["contamination"]["dropped"] == {"heldout": 0}
     assert report["bf16"] is bf16
