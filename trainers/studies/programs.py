@@ -4,7 +4,8 @@ A level is `STEPSxMAX` (e.g. `3x20`): `f(x)` applies STEPS integer statements to
 0..MAX. Items are CRUXEval rows (`id`, `code`, `input`, `output`, literals as Python writes them), so the
 `azr_deduction` benchmark asks them as Absolute Zero's deduction solver is asked and its scorer checks
 the answers in the sandbox. Sets are split as the sums are: no (program, input) in two sets. Outputs are
-computed here, from the statements, not by running the code.
+computed here, from the statements, not by running the code. The warm start's own programs are taught as
+a trace of their run, one statement at a time (`demonstrations`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import random
 from collections.abc import Callable, Sequence
 
 from harness import HarnessError
+from trainers.coldstart.demos import Demonstration
+from trainers.methods.azr.buffers import Task
+from trainers.methods.azr.coldstart import deduction_demonstration
 from trainers.studies.task import Level
 
 BENCHMARK = "azr_deduction"  # CRUXEval-O's layout asked as AZR's deduction solver (methods/azr/heldout.py)
@@ -42,6 +46,32 @@ def program(level: Level, rng: random.Random) -> dict[str, str]:
     code = "def f(x):\n" + "\n".join(lines) + "\n    return x"
     key = "-".join(f"{i}{k}" for i, k in steps)
     return {"id": f"{level.name}-{key}-{x}", "code": code, "input": repr(x), "output": repr(value)}
+
+
+# a statement's line in a program (as `program` indents it): what it does
+_BY_LINE = {"    " + text.format(k=k): (apply, k) for text, apply in STATEMENTS for k in range(2, 10)}
+
+
+def trace(row: dict[str, str]) -> str:
+    """The program's run on its input, one statement at a time, x's value written into each: for
+    `x = x * 9` then `x = x % 7` on 6, 'x = 6. 6 * 9 = 54. 54 % 7 = 5.'"""
+    x = int(row["input"])
+    steps = [f"x = {x}."]
+    for line in row["code"].splitlines()[1:-1]:
+        apply, k = _BY_LINE[line]
+        worked = line.strip().removeprefix("x = ").replace("x", str(x))
+        x = apply(x, k)
+        steps.append(f"{worked} = {x}.")
+    return " ".join(steps)
+
+
+def demonstrations(rows: Sequence[dict[str, str]], options) -> list[Demonstration]:
+    """Absolute Zero's deduction-solver demonstrations of these programs (`options`: the method's), each
+    thought the program's trace."""
+    return [
+        deduction_demonstration(options, Task(row["code"], row["input"], row["output"]), trace(row))
+        for row in rows
+    ]
 
 
 def split(levels: Sequence[Level], sizes: Sequence[int], seed: int) -> list[list[dict[str, str]]]:

@@ -2,7 +2,8 @@
 and gated with `harness regress`, each a `harness` command in its own process.
 
 STUDY/ holds `study.json` (the settings), `data/` (warm-start, train and held-out sums, disjoint; for
-programs, `data/train/` and `data/heldout/` in CRUXEval's layout, as `azr_deduction` reads them),
+programs, the train and held-out sets in `data/train/` and `data/heldout/`, in CRUXEval's layout, as
+`azr_deduction` reads them),
 `warm-start/` (the model every arm starts from), `evals/warm-start/` (its held-out run), `runs/ARM-seedS/`
 (`harness train` folders; once a run is recorded, its checkpoint keeps the model but not the optimizer,
 scheduler and random states, two thirds of its size, that only resuming reads), `evals/ARM-seedS/` and
@@ -164,13 +165,18 @@ def arm_config(s: Study, arm_name: str, settings: Settings, model: Path, folder:
 
 def _sets(s: Study, settings: Settings) -> dict[str, list[dict]]:
     """The study's sets by the file under STUDY/data/ each is written to: the sums (warm start, train,
-    held out; disjoint), or the programs (train and held out, in CRUXEval's layout), or the documents
-    (the SPELL corpus of training clusters, and a question on each training and held-out cluster)."""
+    held out; disjoint), or the programs (the same three; train and held out in CRUXEval's layout), or the
+    documents (the SPELL corpus of training clusters, and a question on each training and held-out
+    cluster)."""
     levels, seed = parse_levels(s.levels), settings.data_seed
     sizes = (settings.train_size, settings.heldout_size)
-    if s.task == "programs":  # the warm start is the method's cold start: no sums of its own
-        train, heldout = programs.split(levels, sizes, seed)
-        return {f"train/{programs.FILE}": train, f"heldout/{programs.FILE}": heldout}
+    if s.task == "programs":  # the method's cold start, and deduction traced on programs of its own
+        warm, train, heldout = programs.split(levels, (warm_examples(s, settings), *sizes), seed)
+        return {
+            "warm-start.jsonl": warm,
+            f"train/{programs.FILE}": train,
+            f"heldout/{programs.FILE}": heldout,
+        }
     if s.task == "documents":
         (clusters, train), (_, heldout) = documents.split(levels, sizes, seed)
         return {documents.CORPUS: clusters, "train.jsonl": train, "heldout.jsonl": heldout}
@@ -200,7 +206,8 @@ def _warm_start_demonstrations(
 ) -> tuple[list, list[str]]:
     """The warm start's demonstrations and the held-out texts they are checked against: the study's sums
     in its style, or the method's own cold start (`warm_examples` demonstrations, spread over its roles and
-    tasks), read from the method arm's config with the base model."""
+    tasks), read from the method arm's config with the base model; for programs, also `warm_examples`
+    of the study's own, their deduction traced."""
     if s.task == "programs":
         heldout = [r["code"] for r in sets[f"heldout/{programs.FILE}"]]
     else:
@@ -215,7 +222,11 @@ def _warm_start_demonstrations(
     config = load_config(folder / "configs" / "method.yaml", {"model": settings.model, "out": str(folder)})
     examples = max(1, warm_examples(s, settings) // s.demos_per_example)
     tokenizer = AutoTokenizer.from_pretrained(settings.model)
-    return method_class(config).demonstrations(config, tokenizer, examples), heldout
+    method = method_class(config)
+    demos = method.demonstrations(config, tokenizer, examples)
+    if s.task == "programs":
+        demos += programs.demonstrations(sets["warm-start.jsonl"], method.options_of(config))
+    return demos, heldout
 
 
 def dry_run(settings: Settings, folder: Path) -> None:

@@ -53,6 +53,11 @@ def test_each_study_runs_resumes_and_tabulates_from_its_kept_copy(name, tiny_mod
         assert "model.safetensors" in kept and not kept & {"optimizer.pt", "scheduler.pt", "rng_state.pth"}
     report = json.loads((study / "warm-start" / "report.json").read_text())
     assert report["style"] == s.style and report["contamination"]["dropped"] == {"heldout": 0}
+    if s.task == "programs":  # the cold start, and a traced deduction of each warm-start program
+        warm = [json.loads(line) for line in (study / "data" / "warm-start.jsonl").open()]
+        heldout = (study / "data" / "heldout" / "cruxeval" / "cruxeval.jsonl").read_text()
+        assert len(warm) == 8 and not any(f'"{row["id"]}"' in heldout for row in warm)
+        assert report["demonstrations"] > len(warm)
     assert report["bf16"] is bf16
     again = harness("study", "run", name, "--model", tiny_model, *SMALL, *precision, "--out", study)
     assert "harness train" not in again.stdout  # everything recorded: nothing reruns

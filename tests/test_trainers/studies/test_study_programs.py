@@ -1,5 +1,6 @@
 """The Absolute Zero study's toy programs: each output is what the code returns, the sets are disjoint and
-drawn evenly over the levels, and every row reads as an `azr_deduction` item."""
+drawn evenly over the levels, every row reads as an `azr_deduction` item, and the warm start's traced
+demonstrations are right step by step and pass the benchmark's scorer."""
 
 import ast
 from pathlib import Path
@@ -7,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness import HarnessError
-from trainers.methods.azr.heldout import to_item
-from trainers.studies.programs import split
+from trainers.methods.azr.heldout import check, to_item
+from trainers.methods.azr.options import AzrOptions
+from trainers.studies.programs import demonstrations, split, trace
 from trainers.studies.task import parse_levels
 
 
@@ -47,3 +49,29 @@ def test_rows_read_as_azr_deduction_items():
 def test_a_level_with_too_few_programs_is_refused():
     with pytest.raises(HarnessError, match="too few programs"):
         split(parse_levels("2x1"), (4609,), 0)  # 48 * 48 programs, 2 inputs
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_each_trace_step_is_right_and_ends_at_the_output(seed):
+    (rows,) = split(parse_levels("2x9,3x20,4x50"), (60,), seed)
+    for row in rows:
+        start, *steps = trace(row).split(". ")
+        assert start == f"x = {row['input']}" and len(steps) == row["code"].count("\n    x = ")
+        for step in steps:
+            worked, value = step.removesuffix(".").rsplit(" = ", 1)
+            assert eval(worked) == int(value), (row, step)  # noqa: S307 (the study's own arithmetic)
+        assert value == row["output"]
+
+
+@pytest.mark.parametrize("template", ["chat", "r1"])
+def test_demonstrations_ask_as_the_benchmark_and_answer_what_its_scorer_passes(template):
+    (rows,) = split(parse_levels("2x5,3x9"), (8,), 0)
+    demos = demonstrations(rows, AzrOptions(template=template))
+    for number, (row, demo) in enumerate(zip(rows, demos, strict=True), 1):
+        item = to_item(row, Path("cruxeval.jsonl"), number)
+        asked = demo.prompt[-1]["content"] if template == "chat" else demo.prompt
+        assert item.problem in asked and trace(row) in demo.completion
+        assert (demo.role, demo.task, demo.sources) == ("solve", "deduction", (row["code"], row["input"]))
+        reply = demo.completion if template == "chat" else "<think>" + demo.completion
+        assert check(reply, row["output"]).value == 1
+        assert check(reply, repr(ast.literal_eval(row["output"]) + 1)).value == 0

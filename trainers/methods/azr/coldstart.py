@@ -100,21 +100,29 @@ class AzrDemonstrations:
                     f"The pairs fit the message: {program.message}", _fence("python", program.code)
                 )
                 out.append(self._demo("solve", prompts.INDUCTION, text, reply, (program.code,)))
-            text = prompts.solve_prompt(prompts.DEDUCTION, program.code, input=triplet.input)
-            reply = _reply(
-                f"Running f on {triplet.input} step by step gives {triplet.output}.",
-                _fence("output", triplet.output),
-            )
-            out.append(self._demo("solve", prompts.DEDUCTION, text, reply, (program.code, triplet.input)))
+            thought = f"Running f on {triplet.input} step by step gives {triplet.output}."
+            out.append(deduction_demonstration(self.options, triplet, thought))
             text = prompts.solve_prompt(prompts.ABDUCTION, program.code, output=triplet.output)
             reply = _reply(f"f({triplet.input}) returns {triplet.output}.", _fence("input", triplet.input))
             out.append(self._demo("solve", prompts.ABDUCTION, text, reply, (program.code, triplet.output)))
         return out
 
     def _demo(self, role: str, task: str, text: str, reply: str, sources: Sequence[str]) -> Demonstration:
-        if self.options.template == "chat":
-            return Demonstration(
-                role, task, tuple(prompts.chat_messages(text)), reply, sources=tuple(sources)
-            )
-        prompt = prompts.r1_prompt(text)  # ends with the prefilled <think>
-        return Demonstration(role, task, prompt, reply.removeprefix("<think>"), sources=tuple(sources))
+        return _demonstration(self.options, role, task, text, reply, sources)
+
+
+def deduction_demonstration(options, task: Task, thought: str) -> Demonstration:
+    """The deduction solver's demonstration of `task` (its output given its code and input), reasoned
+    as `thought`."""
+    text = prompts.solve_prompt(prompts.DEDUCTION, task.program, input=task.input)
+    reply = _reply(thought, _fence("output", task.output))
+    return _demonstration(options, "solve", prompts.DEDUCTION, text, reply, (task.program, task.input))
+
+
+def _demonstration(
+    options, role: str, task: str, text: str, reply: str, sources: Sequence[str]
+) -> Demonstration:
+    if options.template == "chat":
+        return Demonstration(role, task, tuple(prompts.chat_messages(text)), reply, sources=tuple(sources))
+    prompt = prompts.r1_prompt(text)  # ends with the prefilled <think>
+    return Demonstration(role, task, prompt, reply.removeprefix("<think>"), sources=tuple(sources))
