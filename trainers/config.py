@@ -71,7 +71,7 @@ class TrainConfig:
     prompt_template: str | None = setting(
         None, "User prompt; {problem} is replaced [default: the benchmark's]."
     )
-    system_prompt: str | None = setting(None, "System prompt.")
+    system_prompt: str | None = setting(None, "System prompt [default: the benchmark's; an empty one: none].")
     chat_template_kwargs: dict[str, Any] = setting(
         {}, "Passed to the chat template, e.g. {enable_thinking: false}."
     )

@@ -21,7 +21,8 @@ def item_rows(items: Sequence[Item], template: str, system_prompt: str | None = 
 
 
 def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
-    """The dataset's items as trainer rows, and the reward's scorer."""
+    """The dataset's items as trainer rows, asked as `harness eval` asks them (the benchmark's prompt and
+    system prompt unless the config sets its own), and the reward's scorer."""
     from benchmarks import get_benchmark
 
     spec = config.dataset
@@ -31,7 +32,8 @@ def dataset_rows(config: TrainConfig) -> tuple[list[dict[str, Any]], str]:
     items = bench.load(Path(config.data_dir) if config.data_dir else None).items[: config.limit]
     if not items:
         raise HarnessError(f"dataset {config.dataset!r} has no items")
-    rows = item_rows(items, config.prompt_template or bench.prompt, config.system_prompt)
+    system = bench.system_prompt if config.system_prompt is None else config.system_prompt
+    rows = item_rows(items, config.prompt_template or bench.prompt, system)
     return rows, config.scorer or bench.scorer
 
 
