@@ -441,3 +441,11 @@ def test_the_site_says_where_it_is_reads_from_disk_and_the_generated_parts_say_s
         assert "Read on GitHub, where nothing is generated" in " ".join(before.split()), page
     cli = (REPO / "docs" / "cli.md").read_text()
     assert "Read on GitHub this page is empty below" in cli.split("::: mkdocs-click")[0]
+
+
+def test_the_command_line_reference_builds_without_torch():
+    """The docs environment holds typer and rich, not torch: the reference that mkdocs-click generates
+    imports harness.cli, which must reach no module that needs torch or transformers at import time."""
+    code = "import sys, harness.cli; print(sorted({'torch', 'transformers'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert done.stdout.strip() == "[]"

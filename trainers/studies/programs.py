@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from harness import HarnessError
-from trainers.coldstart.demos import Demonstration
-from trainers.methods.azr.buffers import Task
-from trainers.methods.azr.coldstart import deduction_demonstration
 from trainers.studies.task import Level
+
+if TYPE_CHECKING:
+    from trainers.coldstart.demos import Demonstration
 
 BENCHMARK = "azr_deduction"  # CRUXEval-O's layout asked as AZR's deduction solver (methods/azr/heldout.py)
 FILE = "cruxeval/cruxeval.jsonl"  # where the benchmark reads a local folder's items
@@ -68,6 +69,9 @@ def trace(row: dict[str, str]) -> str:
 def demonstrations(rows: Sequence[dict[str, str]], options) -> list[Demonstration]:
     """Absolute Zero's deduction-solver demonstrations of these programs (`options`: the method's), each
     thought the program's trace."""
+    from trainers.methods.azr.buffers import Task  # torch: not for the command line's import
+    from trainers.methods.azr.coldstart import deduction_demonstration
+
     return [
         deduction_demonstration(options, Task(row["code"], row["input"], row["output"]), trace(row))
         for row in rows
