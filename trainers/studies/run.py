@@ -317,8 +317,8 @@ def _run_arm(s: Study, folder: Path, arm: str, seed: int, settings: Settings, th
         "--out", run, threads=threads, log=log,
     )  # fmt: skip
     seconds = time.monotonic() - started
-    checkpoint = run / f"checkpoint-{settings.steps}"
     if not (evals / "results.json").is_file():
+        checkpoint = run / f"checkpoint-{settings.steps}"
         _harness(
             *_eval_args(s, checkpoint, folder, settings.eval_n, evals),
             threads=threads,
@@ -343,16 +343,17 @@ def _run_arm(s: Study, folder: Path, arm: str, seed: int, settings: Settings, th
     with OutDir.open(record) as out:
         out.write("metrics.jsonl", read_bytes(run / "metrics.jsonl", run, RECORDS_BYTES))
         out.write("summary.json", json.dumps(summary, indent=2) + "\n")
-    _drop_resume_state(checkpoint)
+    drop_resume_state(folder, f"runs/{name}/checkpoint-{settings.steps}")
     _log(f"{name}: accuracy {summary['accuracy']:.3f} ({seconds / 60:.1f} min of training)")
 
 
 RESUME_STATE = ("optimizer.pt", "scheduler.pt", "rng_state.pth")
 
 
-def _drop_resume_state(checkpoint: Path) -> None:
+def drop_resume_state(folder: Path, checkpoint: str) -> None:
     """Remove what only resuming a run reads from a recorded run's checkpoint (1.1 GB of a 1.6 GB SmolLM2
-    checkpoint); its model stays, to be evaluated again."""
-    with OutDir.open(checkpoint) as out:
+    checkpoint), opened under the study folder without following a link; its model stays, to be evaluated
+    again."""
+    with OutDir.open(folder) as study, study.folders(checkpoint) as out:
         for name in RESUME_STATE:
             out.remove(name)

@@ -11,8 +11,9 @@ import pytest
 import yaml
 from helpers import REPO
 
+from harness import HarnessError
 from trainers.studies.catalog import STUDIES
-from trainers.studies.run import Settings, arm_config
+from trainers.studies.run import RESUME_STATE, Settings, arm_config, drop_resume_state
 
 SMALL = ["--seeds", "1", "--steps", "2", "--warm-examples", "8", "--warm-epochs", "1", "--train-size", "16",
          "--heldout-size", "6", "--eval-n", "2", "--parallel", "1"]  # fmt: skip
@@ -142,3 +143,25 @@ def test_the_committed_table_regenerates_from_the_committed_runs_and_is_on_the_r
     assert committed in (REPO / "docs" / "studies.md").read_text()
     for folder in kept:
         assert (REPO / "docs" / "img" / f"study-{folder.name}.png").is_file()
+
+
+@pytest.mark.parametrize("link", ["runs", "runs/method-seed0", "runs/method-seed0/checkpoint-2"])
+def test_dropping_a_checkpoints_resume_state_follows_no_link(link, tmp_path):
+    files = (*RESUME_STATE, "model.safetensors")
+    elsewhere = tmp_path / "elsewhere" / "runs" / "method-seed0" / "checkpoint-2"
+    elsewhere.mkdir(parents=True)
+    for name in files:
+        (elsewhere / name).write_text(name)
+    study = tmp_path / "study"
+    (study / link).parent.mkdir(parents=True, exist_ok=True)
+    (study / link).symlink_to(tmp_path / "elsewhere" / link)
+    with pytest.raises(HarnessError, match="link"):
+        drop_resume_state(study, "runs/method-seed0/checkpoint-2")
+    assert sorted(p.name for p in elsewhere.iterdir()) == sorted(files)
+
+    checkpoint = tmp_path / "own" / "runs" / "method-seed0" / "checkpoint-2"
+    checkpoint.mkdir(parents=True)
+    for name in files:
+        (checkpoint / name).write_text(name)
+    drop_resume_state(tmp_path / "own", "runs/method-seed0/checkpoint-2")
+    assert [p.name for p in checkpoint.iterdir()] == ["model.safetensors"]
